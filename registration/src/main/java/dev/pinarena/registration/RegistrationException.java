@@ -31,7 +31,7 @@ public class RegistrationException extends RuntimeException
      *
      * @param message the whole message.
      */
-    protected RegistrationException(final String message)
+    public RegistrationException(final String message)
     {
         super(message);
         this.call = null;

@@ -1,0 +1,108 @@
+package dev.pinarena.registration.verbs;
+
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.annotations.In;
+import jnr.ffi.annotations.SaveError;
+import jnr.ffi.types.off_t;
+import jnr.ffi.types.size_t;
+
+/**
+ * The few libc calls the verbs tests need: anonymous mappings to register and {@code setrlimit} for the
+ * locked-memory test. Kept here so the tests do not depend on the OS layer being finished.
+ */
+public interface TestLibc
+{
+    /** {@code PROT_READ | PROT_WRITE}. */
+    int PROT_READ_WRITE = 0x1 | 0x2;
+    /** {@code MAP_PRIVATE | MAP_ANONYMOUS}. */
+    int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
+    /** {@code MAP_FAILED}. */
+    long MAP_FAILED = -1L;
+    /** {@code RLIMIT_MEMLOCK} on Linux x86-64 and arm64. */
+    int RLIMIT_MEMLOCK = 8;
+
+    /** The loaded binding. */
+    TestLibc LIBC = LibraryLoader.create(TestLibc.class).load("c");
+
+    /**
+     * @param addr   hint, 0.
+     * @param length bytes.
+     * @param prot   protection.
+     * @param flags  flags.
+     * @param fd     -1.
+     * @param offset 0.
+     * @return the address or {@link #MAP_FAILED}.
+     */
+    @SaveError
+    long mmap(long addr, @size_t long length, int prot, int flags, int fd, @off_t long offset);
+
+    /**
+     * @param addr   start.
+     * @param length bytes.
+     * @return 0 or -1.
+     */
+    @SaveError
+    int munmap(long addr, @size_t long length);
+
+    /**
+     * @param resource an {@code RLIMIT_*}.
+     * @param rlimit   {soft, hard}.
+     * @return 0 or -1.
+     */
+    @SaveError
+    int setrlimit(int resource, @In long[] rlimit);
+
+    /**
+     * Maps anonymous read-write memory.
+     *
+     * @param length bytes.
+     * @return the page-aligned address.
+     */
+    static long map(final long length)
+    {
+        final long address = LIBC.mmap(0, length, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0);
+        if (address == MAP_FAILED)
+        {
+            throw new IllegalStateException(
+                "mmap(" + length + ") failed: errno " + jnr.ffi.Runtime.getRuntime(LIBC).getLastError());
+        }
+        return address;
+    }
+
+    /**
+     * Unmaps a range from {@link #map(long)}.
+     *
+     * @param address start.
+     * @param length  bytes.
+     */
+    static void unmap(final long address, final long length)
+    {
+        if (LIBC.munmap(address, length) != 0)
+        {
+            throw new IllegalStateException("munmap failed: errno " + jnr.ffi.Runtime.getRuntime(LIBC).getLastError());
+        }
+    }
+
+    /**
+     * @param field a {@code /proc/self/status} field such as {@code VmPin}.
+     * @return its value in kB.
+     */
+    static long procStatusKb(final String field)
+    {
+        try
+        {
+            for (final String line : java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/status")))
+            {
+                if (line.startsWith(field + ":"))
+                {
+                    return Long.parseLong(line.substring(field.length() + 1).trim().split("\\s+")[0]);
+                }
+            }
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+        throw new IllegalStateException("no " + field + " in /proc/self/status");
+    }
+}
