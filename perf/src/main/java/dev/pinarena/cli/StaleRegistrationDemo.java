@@ -1,0 +1,219 @@
+package dev.pinarena.cli;
+
+import dev.pinarena.registration.PinBudget;
+import dev.pinarena.registration.Region;
+import dev.pinarena.registration.os.ChunkMapper;
+import dev.pinarena.registration.os.LibC;
+import dev.pinarena.registration.os.Linux;
+import dev.pinarena.registration.os.MappedChunk;
+import dev.pinarena.registration.os.MemlockLimit;
+import dev.pinarena.registration.os.PageBacking;
+import dev.pinarena.registration.os.PageMap;
+import dev.pinarena.registration.uring.IoUringRegistrar;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * {@code pinarena demo}: the seed scenario end to end, with a real kernel pin.
+ * <p>
+ * Every "send" is an io_uring WRITE_FIXED through the registration the cache returned, into a file that is
+ * read back: the kernel sends the bytes of the pages it pinned, exactly as an HCA would DMA them.
+ * <ol>
+ *   <li>(a) glibc malloc + an address-keyed registration cache: malloc, register, free, malloc again at the
+ *   same address, write new bytes, send through the cached registration → the old bytes go out, and the
+ *   physical frames differ.</li>
+ *   <li>(b) the same steps on pinarena memory — a chunk registered once and never returned to the OS → same
+ *   address, same frames, the new bytes go out.</li>
+ * </ol>
+ * Exit status 1 if (b) sent stale bytes; (a) failing to reproduce is reported but is not an error of
+ * pinarena's.
+ */
+final class StaleRegistrationDemo
+{
+    /** Large enough that glibc serves it with its own mmap and returns it to the OS with munmap on free. */
+    private static final long BUFFER_BYTES = 32L << 20;
+    /** glibc mallopt parameter; fixing it stops glibc from raising the threshold after the first free. */
+    private static final int M_MMAP_THRESHOLD = -3;
+    private static final int MESSAGE_BYTES = 4096;
+    private static final int MALLOC_ATTEMPTS = 8;
+
+    private StaleRegistrationDemo()
+    {
+    }
+
+    static int run(final String[] args, final PrintStream out)
+    {
+        out.println("pinarena demo — the stale registration hazard, with a real kernel pin (io_uring fixed buffers)");
+        out.println();
+        try (IoUringRegistrar registrar = IoUringRegistrar.open(MemlockLimit.read().defaultBudget());
+            PageMap pageMap = PageMap.open())
+        {
+            final boolean reproduced = glibcWithAddressCache(registrar, pageMap, out);
+            out.println();
+            final boolean stale = pinarenaChunk(registrar, pageMap, out);
+            out.println();
+            out.println("summary");
+            out.println("  (a) glibc malloc + address-keyed cache: " +
+                (reproduced ? "STALE bytes sent (the hazard, reproduced)" : "hazard not reproduced on this run"));
+            out.println("  (b) pinarena memory:                     " +
+                (stale ? "STALE bytes sent — pinarena is broken" : "new bytes sent, same physical frames"));
+            return stale ? 1 : 0;
+        }
+    }
+
+    private static boolean glibcWithAddressCache(
+        final IoUringRegistrar registrar, final PageMap pageMap, final PrintStream out)
+    {
+        out.println("(a) glibc malloc + a registration cache keyed by virtual address");
+        final LibC libc = Linux.libc();
+        libc.mallopt(M_MMAP_THRESHOLD, 1 << 20);
+        final AddressKeyedCache cache = new AddressKeyedCache(registrar);
+
+        final long first = libc.malloc(BUFFER_BYTES);
+        final byte[] oldBytes = message("OLD bytes from the first malloc, freed since");
+        write(first, oldBytes);
+        final Region region = cache.get(first, MESSAGE_BYTES);
+        final long frameBefore = pageMap.frame(first);
+        out.printf("  malloc(%d MiB)            = 0x%x, frame 0x%x; registered on a cache miss: %s%n",
+            BUFFER_BYTES >> 20, first, frameBefore, region);
+        libc.free(first);
+        out.println("  free                       glibc returns the pages to the OS (munmap); the pin keeps the old frames");
+
+        long second = 0;
+        for (int attempt = 0; attempt < MALLOC_ATTEMPTS && second != first; attempt++)
+        {
+            if (second != 0)
+            {
+                libc.free(second);
+            }
+            second = libc.malloc(BUFFER_BYTES);
+        }
+        if (second != first)
+        {
+            out.printf("  malloc again              = 0x%x: not the same address this time, so no stale hit%n", second);
+            libc.free(second);
+            cache.clear();
+            return false;
+        }
+        final byte[] newBytes = message("NEW bytes written after the second malloc");
+        write(second, newBytes);
+        final long frameAfter = pageMap.frame(second);
+        out.printf("  malloc again              = 0x%x (same address), frame 0x%x (%s)%n",
+            second, frameAfter, frameAfter == frameBefore ? "same frame" : "a different frame");
+        final Region cached = cache.get(second, MESSAGE_BYTES);
+        out.printf("  cache lookup              %s (hits %d, misses %d)%n",
+            cached == region ? "HIT: the old registration, no new pin" : "miss", cache.hits(), cache.misses());
+
+        final byte[] sent = send(registrar, cached, second);
+        final boolean stale = !Arrays.equals(sent, newBytes);
+        out.printf("  send (WRITE_FIXED)        wire carried: \"%s\"%n", firstLine(sent));
+        out.printf("  expected                  \"%s\"%n", firstLine(newBytes));
+        out.println("  => " + (stale ? "STALE: the NIC would have sent the freed buffer's old contents" : "correct bytes"));
+        cache.clear();
+        libc.free(second);
+        return stale && frameAfter != frameBefore;
+    }
+
+    private static boolean pinarenaChunk(final IoUringRegistrar registrar, final PageMap pageMap, final PrintStream out)
+    {
+        out.println("(b) pinarena: a chunk mapped and registered once, never returned to the OS while registered");
+        final MappedChunk chunk = ChunkMapper.map(64L << 20, PageBacking.DEFAULT_PREFERENCE);
+        final Region region = registrar.register(chunk.address(), chunk.size());
+        out.printf("  chunk                     %s, registered once: %s%n", chunk, region);
+        try
+        {
+            // Until the Java arena lands, the buffer is the chunk's first block: "free" keeps it mapped and
+            // registered, and the next allocation of that size gets the same block back.
+            final long first = chunk.address();
+            write(first, message("OLD bytes from the first allocation, freed since"));
+            final long frameBefore = pageMap.frame(first);
+            out.printf("  allocate                  = 0x%x, frame 0x%x%n", first, frameBefore);
+            out.println("  free                       the block goes back to the chunk; the chunk stays mapped and registered");
+            final long second = chunk.address();
+            final byte[] newBytes = message("NEW bytes written after the second allocation");
+            write(second, newBytes);
+            final long frameAfter = pageMap.frame(second);
+            out.printf("  allocate again            = 0x%x (%s), frame 0x%x (%s)%n", second,
+                second == first ? "same address" : "another address", frameAfter,
+                frameAfter == frameBefore ? "same frame" : "A DIFFERENT FRAME");
+            final byte[] sent = send(registrar, region, second);
+            final boolean stale = !Arrays.equals(sent, newBytes) || frameAfter != frameBefore;
+            out.printf("  send (WRITE_FIXED)        wire carried: \"%s\"%n", firstLine(sent));
+            out.println("  => " + (stale ? "STALE bytes from pinarena memory" : "correct bytes"));
+            return stale;
+        }
+        finally
+        {
+            registrar.deregister(region);
+            chunk.unmap();
+        }
+    }
+
+    private static byte[] message(final String text)
+    {
+        final byte[] line = (text + "\n").getBytes(StandardCharsets.US_ASCII);
+        final byte[] bytes = new byte[MESSAGE_BYTES];
+        for (int i = 0; i < bytes.length; i++)
+        {
+            bytes[i] = line[i % line.length];
+        }
+        return bytes;
+    }
+
+    private static void write(final long address, final byte[] bytes)
+    {
+        new UnsafeBuffer(address, bytes.length).putBytes(0, bytes);
+    }
+
+    private static String firstLine(final byte[] bytes)
+    {
+        final String text = new String(bytes, StandardCharsets.US_ASCII);
+        final int newline = text.indexOf('\n');
+        return newline < 0 ? text : text.substring(0, newline);
+    }
+
+    private static byte[] send(final IoUringRegistrar registrar, final Region region, final long address)
+    {
+        try
+        {
+            final Path file = Files.createTempFile("pinarena-demo", ".wire");
+            try
+            {
+                final int fd = Linux.libc().open(file.toString(), Linux.O_RDWR | Linux.O_CLOEXEC, 0);
+                if (fd < 0)
+                {
+                    throw new IllegalStateException("open " + file + " failed: errno " + Linux.errno());
+                }
+                try
+                {
+                    final int written = registrar.ring().writeFixed(
+                        fd, address, MESSAGE_BYTES, 0, registrar.bufferIndex(region, address));
+                    if (written != MESSAGE_BYTES)
+                    {
+                        throw new IllegalStateException("WRITE_FIXED returned " + written);
+                    }
+                }
+                finally
+                {
+                    Linux.libc().close(fd);
+                }
+                return Files.readAllBytes(file);
+            }
+            finally
+            {
+                Files.deleteIfExists(file);
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+}
