@@ -1,0 +1,170 @@
+/* os.c — size-aligned chunk mapping with a backing preference list, and the
+ * page size read back from the kernel. */
+#include "os.h"
+#include "procfs.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <linux/mman.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+const pa_backing_t pa_backing_default[PA_BACK_COUNT] = {
+  PA_BACK_HUGETLB_1G, PA_BACK_HUGETLB_2M, PA_BACK_THP, PA_BACK_4K
+};
+
+const char* pa_backing_name(pa_backing_t b) {
+  switch (b) {
+    case PA_BACK_HUGETLB_1G: return "hugetlb-1G";
+    case PA_BACK_HUGETLB_2M: return "hugetlb-2M";
+    case PA_BACK_THP:        return "thp";
+    case PA_BACK_4K:         return "4k";
+    default:                 return "?";
+  }
+}
+
+static inline int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+/* ---------------------------------------------------------------------------
+   Fast path: one backing attempt
+--------------------------------------------------------------------------- */
+
+static int os_map_backing(size_t size, pa_backing_t b, void** out);
+static int os_readback(pa_chunk_t* c);
+
+int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_chunk_t* out) {
+  if (size < PA_CHUNK_MIN || !is_pow2(size)) return -EINVAL;
+  if (prefs == NULL) { prefs = pa_backing_default; nprefs = PA_BACK_COUNT; }
+  int err = -EINVAL;
+  for (size_t i = 0; i < nprefs; i++) {
+    pa_backing_t b = prefs[i];
+    if (b == PA_BACK_HUGETLB_1G && (size % PA_GiB) != 0) continue;
+    void* p = NULL;
+    err = os_map_backing(size, b, &p);
+    if (err != 0) continue;              /* e.g. ENOMEM: hugetlb pool short -> next backing */
+    out->addr = p; out->size = size; out->backing = b;
+    out->page_size = 0; out->thp_bytes = 0;
+    err = os_readback(out);
+    if (err != 0) { munmap(p, size); return err; }
+    return 0;
+  }
+  return err;
+}
+
+int pa_os_unmap_chunk(pa_chunk_t* c) {
+  /* Caller guarantees: not registered anywhere (see os.h). */
+  if (c->addr == NULL) return -EINVAL;
+  if (munmap(c->addr, c->size) != 0) return -errno;
+  c->addr = NULL;
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------
+   Slow path: reserve 2N, map the aligned half, trim, advise, populate
+--------------------------------------------------------------------------- */
+
+int pa_os_populate(void* addr, size_t len, size_t page) {
+  if (madvise(addr, len, MADV_POPULATE_WRITE) == 0) return 0;
+  if (errno != EINVAL) return -errno;            /* EINVAL: kernel < 5.14 -> touch */
+  volatile char* p = (volatile char*)addr;
+  for (size_t off = 0; off < len; off += page) p[off] = p[off];
+  return 0;
+}
+
+static int os_map_backing(size_t size, pa_backing_t b, void** out) {
+  /* Reserve twice the size as PROT_NONE (no memory is committed), so that
+     an address aligned to `size` exists inside it. */
+  const size_t resv = 2 * size;
+  char* base = mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) return -errno;
+  char* aligned = (char*)(((uintptr_t)base + size - 1) & ~(uintptr_t)(size - 1));
+
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+  if (b == PA_BACK_HUGETLB_1G) flags |= MAP_HUGETLB | (30 << MAP_HUGE_SHIFT) | MAP_POPULATE;
+  if (b == PA_BACK_HUGETLB_2M) flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT) | MAP_POPULATE;
+  /* hugetlb: the pool reservation is taken at mmap time, so a short pool
+     fails here with ENOMEM rather than with SIGBUS at first touch. */
+  void* p = mmap(aligned, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (p == MAP_FAILED) {
+    int err = -errno;
+    munmap(base, resv);            /* a failed MAP_FIXED may have punched the reservation: drop all of it */
+    return err;
+  }
+  /* Trim the unused head and tail of the reservation. */
+  if (aligned > base) munmap(base, (size_t)(aligned - base));
+  char* tail = aligned + size;
+  if (tail < base + resv) munmap(tail, (size_t)(base + resv - tail));
+
+  int err = 0;
+  if (b == PA_BACK_THP) {
+    if (madvise(aligned, size, MADV_HUGEPAGE) != 0) err = -errno;   /* EINVAL: THP not built in */
+    else err = pa_os_populate(aligned, size, 4096);
+  }
+  else if (b == PA_BACK_4K) {
+    if (madvise(aligned, size, MADV_NOHUGEPAGE) != 0 && errno != EINVAL) err = -errno;
+    else err = pa_os_populate(aligned, size, 4096);
+  }
+  if (err != 0) { munmap(aligned, size); return err; }
+  *out = aligned;
+  return 0;
+}
+
+/* Fill page_size / thp_bytes from what smaps says, never from what we asked. */
+static int os_readback(pa_chunk_t* c) {
+  pa_vma_info_t v;
+  int rc = pa_os_vma_info(c->addr, &v);
+  if (rc != 0) return rc;
+  c->page_size = (size_t)v.kernel_page_kb * PA_KiB;
+  if (c->page_size == 4096 && v.anon_huge_kb > 0) {
+    /* THP: the VMA keeps KernelPageSize 4 kB; huge pages show in AnonHugePages.
+       The chunk counts as huge only if the whole resident VMA is huge. */
+    size_t vma = (size_t)(v.end - v.start);
+    size_t huge = (size_t)v.anon_huge_kb * PA_KiB;
+    c->thp_bytes = (huge < c->size ? huge : c->size);
+    if (v.anon_huge_kb == v.rss_kb && huge >= vma) c->page_size = 2 * PA_MiB;
+  }
+  return 0;
+}
+
+/* smaps: a header line "start-end perms ..." per VMA, then "Key: value kB" lines. */
+static int smaps_header(const char* line, uint64_t* start, uint64_t* end) {
+  size_t n = pa_parse_hex(line, start);
+  if (n == 0 || line[n] != '-') return 0;
+  return pa_parse_hex(line + n + 1, end) > 0;
+}
+
+static int smaps_key(const char* line, const char* key, uint64_t* out) {
+  size_t k = strlen(key);
+  if (strncmp(line, key, k) != 0 || line[k] != ':') return 0;
+  return pa_parse_u64(line + k + 1, out) > 0;
+}
+
+int pa_os_vma_info(const void* addr, pa_vma_info_t* out) {
+  pa_linereader_t lr;            /* ~4 KiB on the stack, no heap */
+  int rc = pa_lr_open(&lr, "/proc/self/smaps");
+  if (rc != 0) return rc;
+  const uint64_t a = (uint64_t)(uintptr_t)addr;
+  int inside = 0, found = 0;
+  char* line;
+  memset(out, 0, sizeof(*out));
+  while (pa_lr_next(&lr, &line) >= 0) {
+    uint64_t s, e;
+    if (smaps_header(line, &s, &e)) {
+      if (inside) break;           /* past our VMA */
+      inside = (a >= s && a < e);
+      if (inside) { found = 1; out->start = (uintptr_t)s; out->end = (uintptr_t)e; }
+      continue;
+    }
+    if (!inside) continue;
+    if (smaps_key(line, "KernelPageSize", &out->kernel_page_kb)) continue;
+    if (smaps_key(line, "Rss", &out->rss_kb)) continue;
+    smaps_key(line, "AnonHugePages", &out->anon_huge_kb);
+  }
+  int err = lr.err;
+  pa_lr_close(&lr);
+  if (err != 0) return -err;
+  return found ? 0 : -ENOENT;
+}

@@ -1,0 +1,75 @@
+/* os.h — chunks of memory mapped from the OS, aligned to their size, with the
+ * page size the kernel actually gave us.
+ *
+ * A chunk is the unit pinarena registers (pins) for RDMA / io_uring. It is
+ * mapped once, populated up front (so registration never faults on pages
+ * that do not exist yet) and, while registered, NEVER returned to the OS:
+ *
+ *   INVARIANT: a registered page is never unmapped, remapped, madvised away
+ *   (MADV_DONTNEED / MADV_FREE) or mprotected while registered. pa_os_unmap_chunk
+ *   is only for chunks that are not registered with any backend.
+ *
+ * Breaking the invariant is exactly the stale-registration hazard: the device
+ * keeps the old physical pages while the virtual address gets new ones.
+ *
+ * Nothing here calls malloc or stdio, and there are no constructors, so a
+ * malloc shim can stand on this layer.
+ */
+#ifndef PA_OS_H
+#define PA_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PA_KiB ((size_t)1 << 10)
+#define PA_MiB ((size_t)1 << 20)
+#define PA_GiB ((size_t)1 << 30)
+
+#define PA_CHUNK_MIN (2 * PA_MiB)
+
+typedef enum pa_backing_e {
+  PA_BACK_HUGETLB_1G = 0,   /* MAP_HUGETLB, 1 GiB pages (only for chunks that are a multiple of 1 GiB) */
+  PA_BACK_HUGETLB_2M,       /* MAP_HUGETLB, 2 MiB pages */
+  PA_BACK_THP,              /* normal mapping + MADV_HUGEPAGE (transparent huge pages, best effort) */
+  PA_BACK_4K,               /* normal mapping + MADV_NOHUGEPAGE */
+  PA_BACK_COUNT
+} pa_backing_t;
+
+typedef struct pa_vma_info_s {
+  uintptr_t start, end;         /* the VMA containing the address (may be larger than a chunk if merged) */
+  uint64_t  kernel_page_kb;     /* KernelPageSize */
+  uint64_t  rss_kb;             /* Rss */
+  uint64_t  anon_huge_kb;       /* AnonHugePages (THP) */
+} pa_vma_info_t;
+
+typedef struct pa_chunk_s {
+  void*        addr;            /* aligned to size */
+  size_t       size;            /* power of two >= PA_CHUNK_MIN */
+  pa_backing_t backing;         /* how it was mapped */
+  size_t       page_size;       /* page size OBTAINED, read back from the kernel (smallest page in the chunk) */
+  size_t       thp_bytes;       /* for THP: bytes backed by huge pages per smaps (exact when the VMA is the chunk) */
+} pa_chunk_t;
+
+/* Default preference: 1 GiB hugetlb (if size % 1 GiB == 0), 2 MiB hugetlb, THP, 4 KiB. */
+extern const pa_backing_t pa_backing_default[PA_BACK_COUNT];
+
+/* Map `size` bytes aligned to `size`, trying `prefs[0..nprefs)` in order
+ * (NULL = pa_backing_default). The memory is populated and writable.
+ * Returns 0, or -errno of the last attempt (-EINVAL for a bad size,
+ * -ENOMEM typically when every backing was refused). */
+int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_chunk_t* out);
+
+/* Return a chunk to the OS. Only for chunks that are NOT registered (see the
+ * invariant above). Returns 0 or -errno. */
+int pa_os_unmap_chunk(pa_chunk_t* chunk);
+
+/* What the kernel says about the VMA that contains `addr` (/proc/self/smaps).
+ * Returns 0, -ENOENT when no VMA contains it, or -errno. */
+int pa_os_vma_info(const void* addr, pa_vma_info_t* out);
+
+/* Populate [addr, addr+len) writable: MADV_POPULATE_WRITE, else touch one byte per page. */
+int pa_os_populate(void* addr, size_t len, size_t page);
+
+const char* pa_backing_name(pa_backing_t b);
+
+#endif
