@@ -1,9 +1,9 @@
 package dev.pinarena.registration.verbs;
 
 import jnr.ffi.LibraryLoader;
+import jnr.ffi.Pointer;
 import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.SaveError;
-import jnr.ffi.types.off_t;
 import jnr.ffi.types.size_t;
 
 /**
@@ -25,7 +25,10 @@ public interface TestLibc
     TestLibc LIBC = LibraryLoader.create(TestLibc.class).load("c");
 
     /**
-     * @param addr   hint, 0.
+     * The hint is a {@link Pointer}, not a {@code long}: with six primitive arguments jnr-ffi 2.2.17 takes a
+     * fast path that passes garbage as the sixth (the offset), and glibc then fails with EINVAL.
+     *
+     * @param addr   hint, null.
      * @param length bytes.
      * @param prot   protection.
      * @param flags  flags.
@@ -34,7 +37,7 @@ public interface TestLibc
      * @return the address or {@link #MAP_FAILED}.
      */
     @SaveError
-    long mmap(long addr, @size_t long length, int prot, int flags, int fd, @off_t long offset);
+    long mmap(Pointer addr, @size_t long length, int prot, int flags, int fd, long offset);
 
     /**
      * @param addr   start.
@@ -60,7 +63,7 @@ public interface TestLibc
      */
     static long map(final long length)
     {
-        final long address = LIBC.mmap(0, length, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0);
+        final long address = LIBC.mmap(null, length, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0);
         if (address == MAP_FAILED)
         {
             throw new IllegalStateException(

@@ -1,0 +1,369 @@
+package dev.pinarena.registration.verbs;
+
+import dev.pinarena.registration.Access;
+import dev.pinarena.registration.Errno;
+import dev.pinarena.registration.PinBudget;
+import dev.pinarena.registration.PinLimitExceededException;
+import dev.pinarena.registration.Region;
+import dev.pinarena.registration.RegisteredRanges;
+import dev.pinarena.registration.RegistrarClosedException;
+import dev.pinarena.registration.RegistrationException;
+import dev.pinarena.registration.UnknownRegionException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The verbs backend against a real kernel verbs stack. Runs only where RDMA exists, in practice inside
+ * {@code testbed/softroce} (Soft-RoCE, {@code rxe0}):
+ * {@code testbed/softroce --env PINARENA_REQUIRE_RDMA=1 ... --include-tag softroce}. Elsewhere it is skipped,
+ * unless {@code PINARENA_REQUIRE_RDMA=1} makes a missing device a failure.
+ */
+@Tag("softroce")
+final class VerbsRegistrarTest
+{
+    private static final long KIB = 1024;
+    private static final long MIB = 1024 * KIB;
+    private static final long[] CHUNK_SIZES = {4 * KIB, 64 * KIB, MIB, 16 * MIB, 64 * MIB};
+    private static final int LOCAL_AND_REMOTE = Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE;
+
+    private static String device;
+
+    private final Map<Long, Long> mappings = new HashMap<>();
+    private VerbsRegistrar registrar;
+
+    @BeforeAll
+    static void requireRdma()
+    {
+        final VerbsProbe probe = VerbsProbe.probe();
+        if (!probe.available())
+        {
+            if ("1".equals(System.getenv("PINARENA_REQUIRE_RDMA")))
+            {
+                fail("PINARENA_REQUIRE_RDMA=1 but " + probe);
+            }
+            assumeTrue(false, "no RDMA here (run in testbed/softroce): " + probe.reason());
+        }
+        device = probe.deviceNames().contains("rxe0") ? "rxe0" : probe.deviceNames().get(0);
+    }
+
+    @BeforeEach
+    void open()
+    {
+        registrar = VerbsRegistrar.open(device, new PinBudget(PinBudget.UNLIMITED));
+    }
+
+    @AfterEach
+    void closeAndUnmap()
+    {
+        registrar.close();
+        for (final Map.Entry<Long, Long> e : mappings.entrySet())
+        {
+            TestLibc.unmap(e.getKey(), e.getValue());
+        }
+        assertEquals(0, RegisteredRanges.count(), "a registration outlived its registrar");
+    }
+
+    @Test
+    void opensTheDeviceWithAProtectionDomain()
+    {
+        assertEquals(device, registrar.deviceName());
+        assertTrue(VerbsRegistrar.listDevices().contains(device));
+        assertNotEquals(0, registrar.protectionDomain());
+        assertNotEquals(0, registrar.context());
+        assertEquals(VerbsRegistrar.NAME, registrar.name());
+        final String description = registrar.description();
+        System.out.println("verbs registrar: " + registrar);
+        assertTrue(description.startsWith(device), description);
+        assertTrue(description.contains("port 1 ACTIVE"), description);
+    }
+
+    @Test
+    void registersChunksFrom4KiBTo64MiBWithDistinctKeys()
+    {
+        final long vmPinBefore = TestLibc.procStatusKb("VmPin");
+        final List<Region> regions = new ArrayList<>();
+        long total = 0;
+        for (final long size : CHUNK_SIZES)
+        {
+            final long address = map(size);
+            final Region region = registrar.register(address, size);
+            regions.add(region);
+            total += size;
+
+            assertSame(registrar, region.owner());
+            assertEquals(address, region.address());
+            assertEquals(size, region.length());
+            assertEquals(Access.LOCAL_WRITE, region.access());
+            assertNotEquals(0, region.lkey(), region.toString());
+            assertNotEquals(0, region.handle());
+            assertEquals(1, region.slots());
+        }
+        assertDistinct(regions, true, false);
+        assertEquals(total, registrar.pinnedBytes());
+        assertEquals(CHUNK_SIZES.length, registrar.regionCount());
+        assertEquals(CHUNK_SIZES.length, RegisteredRanges.count());
+        assertEquals(vmPinBefore + total / KIB, TestLibc.procStatusKb("VmPin"), "the kernel pinned every page once");
+
+        for (final Region region : regions)
+        {
+            registrar.deregister(region);
+        }
+        assertEquals(0, registrar.pinnedBytes());
+        assertEquals(0, registrar.regionCount());
+        assertEquals(vmPinBefore, TestLibc.procStatusKb("VmPin"), "deregistering unpinned every page");
+    }
+
+    @Test
+    void remoteAccessGivesDistinctNonZeroRkeys()
+    {
+        final List<Region> regions = new ArrayList<>();
+        for (int i = 0; i < 4; i++)
+        {
+            final Region region = registrar.register(map(64 * KIB), 64 * KIB, LOCAL_AND_REMOTE);
+            assertNotEquals(0, region.lkey(), region.toString());
+            assertNotEquals(0, region.rkey(), region.toString());
+            assertEquals(LOCAL_AND_REMOTE, region.access());
+            regions.add(region);
+        }
+        assertDistinct(regions, true, true);
+        final Region readOnlyRemote = registrar.register(map(4 * KIB), 4 * KIB, Access.REMOTE_READ);
+        assertNotEquals(0, readOnlyRemote.rkey(), readOnlyRemote.toString());
+    }
+
+    @Test
+    void sameMemoryTwiceGivesTwoRegions()
+    {
+        final long address = map(MIB);
+        final Region first = registrar.register(address, MIB);
+        final Region second = registrar.register(address, MIB, LOCAL_AND_REMOTE);
+        assertNotEquals(first.lkey(), second.lkey());
+        assertNotEquals(first.handle(), second.handle());
+        registrar.deregister(first);
+        registrar.deregister(second);
+    }
+
+    @Test
+    void refusesRemoteWriteWithoutLocalWrite()
+    {
+        final long address = map(64 * KIB);
+        assertThrows(IllegalArgumentException.class, () -> registrar.register(address, 64 * KIB, Access.REMOTE_WRITE));
+        assertThrows(IllegalArgumentException.class, () -> registrar.register(address, 64 * KIB, Access.REMOTE_ATOMIC));
+        assertEquals(0, registrar.regionCount());
+        assertEquals(0, registrar.pinnedBytes());
+    }
+
+    @Test
+    void doubleDeregisterIsCaughtBeforeTheDevice()
+    {
+        final Region region = registrar.register(map(64 * KIB), 64 * KIB);
+        registrar.deregister(region);
+        assertThrows(UnknownRegionException.class, () -> registrar.deregister(region));
+        assertEquals(0, registrar.pinnedBytes());
+    }
+
+    @Test
+    void unmappedRangeNamesIbvRegMr()
+    {
+        final long length = 2 * MIB;
+        final long address = TestLibc.map(length);
+        TestLibc.unmap(address, length);
+
+        final long vmPinBefore = TestLibc.procStatusKb("VmPin");
+        final RegistrationException ex = assertThrows(
+            RegistrationException.class, () -> registrar.register(address, length));
+        assertEquals("ibv_reg_mr", ex.call());
+        assertTrue(ex.errno() == Errno.EFAULT || ex.errno() == Errno.EINVAL, ex.getMessage());
+        assertTrue(ex.getMessage().contains("not mapped"), ex.getMessage());
+        assertTrue(ex.getMessage().contains(Long.toHexString(address)), ex.getMessage());
+        assertEquals(0, registrar.pinnedBytes());
+        assertEquals(0, registrar.regionCount());
+        assertEquals(vmPinBefore, TestLibc.procStatusKb("VmPin"));
+    }
+
+    @Test
+    void budgetIsEnforcedBeforeTheDevice()
+    {
+        try (VerbsRegistrar small = VerbsRegistrar.open(device, new PinBudget(MIB)))
+        {
+            final Region region = small.register(map(MIB), MIB);
+            assertThrows(PinLimitExceededException.class, () -> small.register(map(4 * KIB), 4 * KIB));
+            small.deregister(region);
+            small.deregister(small.register(map(MIB), MIB));
+        }
+    }
+
+    @Test
+    void useAfterCloseIsRefused()
+    {
+        final long vmPinBefore = TestLibc.procStatusKb("VmPin");
+        final Region live = registrar.register(map(MIB), MIB);
+        registrar.close();
+        assertTrue(registrar.isClosed());
+        assertEquals(0, registrar.pinnedBytes(), "close deregistered the live region");
+        assertEquals(vmPinBefore, TestLibc.procStatusKb("VmPin"));
+        assertThrows(RegistrarClosedException.class, () -> registrar.register(map(4 * KIB), 4 * KIB));
+        assertThrows(RegistrarClosedException.class, () -> registrar.deregister(live));
+        assertTrue(registrar.description().contains("closed"), registrar.description());
+        registrar.close();
+    }
+
+    @Test
+    void unknownDeviceNameListsTheDevicesThatExist()
+    {
+        final RegistrationException ex = assertThrows(
+            RegistrationException.class,
+            () -> VerbsRegistrar.open("no_such_dev9", new PinBudget(PinBudget.UNLIMITED)));
+        assertEquals(Errno.ENODEV, ex.errno());
+        assertTrue(ex.getMessage().contains("no_such_dev9"), ex.getMessage());
+        for (final String name : VerbsRegistrar.listDevices())
+        {
+            assertTrue(ex.getMessage().contains(name), ex.getMessage());
+        }
+    }
+
+    @Test
+    void registrationBeyondRlimitMemlockFailsWithTheFixAndLeaksNothing() throws Exception
+    {
+        final long limit = MIB;
+        final long chunk = 256 * KIB;
+        final List<String> command = new ArrayList<>(List.of(
+            "setpriv", "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock",
+            Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-cp", childClassPath(),
+            VerbsMemlockChild.class.getName(),
+            Long.toString(limit), Long.toString(chunk), "64"));
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output;
+        try
+        {
+            output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(child.waitFor(120, TimeUnit.SECONDS), "child did not finish");
+        }
+        finally
+        {
+            child.destroyForcibly();
+        }
+        System.out.println("memlock child:\n" + output);
+        assertEquals(0, child.exitValue(), output);
+
+        final Map<String, String> lines = new HashMap<>();
+        for (final String line : output.split("\n"))
+        {
+            final int space = line.indexOf(' ');
+            if (space > 0)
+            {
+                lines.put(line.substring(0, space), line.substring(space + 1).trim());
+            }
+        }
+        final long capEff = Long.parseUnsignedLong(lines.getOrDefault("CAP_EFF", "0"), 16);
+        final long capIpcLock = 1L << 14;
+        assertEquals(0, capEff & capIpcLock, "the child still had CAP_IPC_LOCK: " + output);
+
+        final String failure = lines.get("FAILURE");
+        assertTrue(failure != null, "the child registered past RLIMIT_MEMLOCK: " + output);
+        assertEquals("ibv_reg_mr", lines.get("FAILURE_CALL"));
+        assertTrue(failure.contains("ibv_reg_mr"), failure);
+        assertTrue(failure.contains("ENOMEM") || failure.contains("EPERM"), failure);
+        assertTrue(failure.contains("ulimit -l"), failure);
+
+        final int registered = Integer.parseInt(lines.get("REGISTERED"));
+        assertTrue(registered >= 1 && registered * chunk <= limit, "registered " + registered + " chunks: " + output);
+        assertEquals(registered * chunk / KIB, Long.parseLong(lines.get("VMPIN_FULL")) -
+            Long.parseLong(lines.get("VMPIN_START")), "the failed registration left pages pinned");
+        assertEquals(registered * chunk, Long.parseLong(lines.get("PINNED_BYTES_FULL")));
+        assertEquals("0", lines.get("PINNED_BYTES_AFTER"));
+        assertEquals("0", lines.get("REGION_COUNT_AFTER"));
+        assertEquals(lines.get("VMPIN_START"), lines.get("VMPIN_AFTER"), "pages stayed pinned: " + output);
+        assertTrue(output.lines().anyMatch("DONE"::equals), "the child did not finish cleanly: " + output);
+    }
+
+    private long map(final long length)
+    {
+        final long address = TestLibc.map(length);
+        mappings.put(address, length);
+        return address;
+    }
+
+    private static void assertDistinct(final List<Region> regions, final boolean lkeys, final boolean rkeys)
+    {
+        final Set<Integer> seenL = new HashSet<>();
+        final Set<Integer> seenR = new HashSet<>();
+        final Set<Long> seenHandles = new HashSet<>();
+        for (final Region region : regions)
+        {
+            assertTrue(seenHandles.add(region.handle()), "handle reused: " + regions);
+            if (lkeys)
+            {
+                assertTrue(seenL.add(region.lkey()), "lkey reused: " + regions);
+            }
+            if (rkeys)
+            {
+                assertTrue(seenR.add(region.rkey()), "rkey reused: " + regions);
+            }
+        }
+        assertFalse(regions.isEmpty());
+    }
+
+    /**
+     * The class path of this JVM as the child needs it: the launcher may load tests through its own class
+     * loader (the JUnit console launcher's --class-path), so java.class.path alone is not enough.
+     */
+    private static String childClassPath() throws URISyntaxException, IOException
+    {
+        final Set<String> entries = new LinkedHashSet<>();
+        for (ClassLoader loader = VerbsRegistrarTest.class.getClassLoader(); loader != null; loader = loader.getParent())
+        {
+            if (loader instanceof URLClassLoader)
+            {
+                for (final URL url : ((URLClassLoader)loader).getURLs())
+                {
+                    if ("file".equals(url.getProtocol()))
+                    {
+                        entries.add(new File(url.toURI()).getCanonicalPath());
+                    }
+                }
+            }
+        }
+        for (final String key : new String[] {"surefire.test.class.path", "java.class.path"})
+        {
+            final String value = System.getProperty(key);
+            if (value != null && !value.isEmpty())
+            {
+                for (final String entry : value.split(File.pathSeparator))
+                {
+                    entries.add(entry);
+                }
+            }
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+}
