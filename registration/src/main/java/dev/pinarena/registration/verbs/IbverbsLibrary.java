@@ -69,7 +69,8 @@ final class IbverbsLibrary
             }
             catch (final LinkageError ex)
             {
-                why = String.valueOf(ex.getMessage());
+                // jnr appends the names and search paths it tried on further lines; the first line says it all.
+                why = String.valueOf(ex.getMessage()).split("\n", 2)[0];
             }
             lib = loaded;
             failure = why;

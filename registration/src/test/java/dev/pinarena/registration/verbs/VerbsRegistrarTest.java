@@ -6,9 +6,12 @@ import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.PinLimitExceededException;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.RegisteredRanges;
+import dev.pinarena.registration.Registrar;
 import dev.pinarena.registration.RegistrarClosedException;
 import dev.pinarena.registration.RegistrationException;
 import dev.pinarena.registration.UnknownRegionException;
+import dev.pinarena.registration.os.ChunkMapper;
+import dev.pinarena.registration.os.MappedChunk;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -142,6 +145,41 @@ final class VerbsRegistrarTest
     }
 
     @Test
+    void registersChunkMapperChunksWhichStayMappedWhileRegistered()
+    {
+        final List<MappedChunk> chunks = List.of(ChunkMapper.map(ChunkMapper.MIN_CHUNK_SIZE), ChunkMapper.map(64 * MIB));
+        try
+        {
+            final List<Region> regions = new ArrayList<>();
+            for (final MappedChunk chunk : chunks)
+            {
+                final Region region = registrar.register(chunk.address(), chunk.size(), LOCAL_AND_REMOTE);
+                assertEquals(chunk.address(), region.address());
+                assertEquals(chunk.size(), region.length());
+                assertNotEquals(0, region.rkey(), region.toString());
+                regions.add(region);
+                final IllegalStateException refused = assertThrows(IllegalStateException.class, chunk::unmap);
+                assertTrue(refused.getMessage().contains("still covers"), refused.getMessage());
+                assertFalse(chunk.isUnmapped());
+                System.out.println("registered " + chunk + " as " + region);
+            }
+            assertDistinct(regions, true, true);
+            for (final Region region : regions)
+            {
+                registrar.deregister(region);
+            }
+        }
+        finally
+        {
+            registrar.close();
+            for (final MappedChunk chunk : chunks)
+            {
+                chunk.unmap();
+            }
+        }
+    }
+
+    @Test
     void remoteAccessGivesDistinctNonZeroRkeys()
     {
         final List<Region> regions = new ArrayList<>();
@@ -192,13 +230,19 @@ final class VerbsRegistrarTest
     @Test
     void unmappedRangeNamesIbvRegMr()
     {
-        final long length = 2 * MIB;
-        final long address = TestLibc.map(length);
-        TestLibc.unmap(address, length);
+        // Ranges nothing maps: below vm.mmap_min_addr, and the first page past the 47-bit user address space
+        // (the kernel maps above it only on explicit request). A range munmapped by the test itself is not
+        // used: the JVM may map something into the hole before ibv_reg_mr runs.
+        assertUnmappedRangeRefused(Registrar.PAGE_SIZE, 8 * Registrar.PAGE_SIZE);
+        assertUnmappedRangeRefused(1L << 47, 2 * MIB);
+    }
 
+    private void assertUnmappedRangeRefused(final long address, final long length)
+    {
         final long vmPinBefore = TestLibc.procStatusKb("VmPin");
         final RegistrationException ex = assertThrows(
             RegistrationException.class, () -> registrar.register(address, length));
+        System.out.println("unmapped range: " + ex.getMessage());
         assertEquals("ibv_reg_mr", ex.call());
         assertTrue(ex.errno() == Errno.EFAULT || ex.errno() == Errno.EINVAL, ex.getMessage());
         assertTrue(ex.getMessage().contains("not mapped"), ex.getMessage());
