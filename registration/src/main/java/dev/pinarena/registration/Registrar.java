@@ -152,19 +152,16 @@ public abstract class Registrar implements AutoCloseable
         {
             throw new UnknownRegionException(name, region, "it belongs to registrar " + region.owner().name());
         }
-        if (live.remove(region) == null)
+        if (!live.containsKey(region))
         {
             throw new UnknownRegionException(name, region, "already deregistered");
         }
+        // Unpin first: if the backend refuses, the pages are still pinned, so the region stays live and
+        // stays in RegisteredRanges, where it keeps the OS layer from unmapping them.
+        unpin(region);
+        live.remove(region);
         RegisteredRanges.remove(region);
-        try
-        {
-            unpin(region);
-        }
-        finally
-        {
-            budget.release(region.length());
-        }
+        budget.release(region.length());
     }
 
     /**
@@ -180,19 +177,20 @@ public abstract class Registrar implements AutoCloseable
         RuntimeException first = null;
         for (final Region region : live.keySet())
         {
-            RegisteredRanges.remove(region);
             try
             {
                 unpin(region);
+                RegisteredRanges.remove(region);
+                budget.release(region.length());
             }
             catch (final RuntimeException ex)
             {
+                // Still pinned: leave it in RegisteredRanges so its pages are never unmapped.
                 if (first == null)
                 {
                     first = ex;
                 }
             }
-            budget.release(region.length());
         }
         live.clear();
         try

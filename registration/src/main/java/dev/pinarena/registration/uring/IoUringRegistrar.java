@@ -153,12 +153,12 @@ public final class IoUringRegistrar extends Registrar
     {
         final int first = (int)region.handle();
         final int result = clearSlots(first, region.slots());
-        usedSlots.clear(first, first + region.slots());
         if (result < 0)
         {
             throw new RegistrationException("io_uring_register(IORING_REGISTER_BUFFERS_UPDATE) clearing slots of " + region,
                 -result, null);
         }
+        usedSlots.clear(first, first + region.slots());
     }
 
     protected void release()
