@@ -180,6 +180,34 @@ final class VerbsRegistrarTest
     }
 
     @Test
+    void registersHugetlbAndSmallPageChunks() throws IOException
+    {
+        // The guest starts with an empty hugetlb pool: reserve what this test needs, and put it back after.
+        final java.nio.file.Path pool = Paths.get("/proc/sys/vm/nr_hugepages");
+        final long before = Long.parseLong(java.nio.file.Files.readString(pool).trim());
+        java.nio.file.Files.writeString(pool, Long.toString(before + 8));
+        final MappedChunk huge = ChunkMapper.map(8 * MIB, List.of(dev.pinarena.registration.os.PageBacking.HUGETLB_2M));
+        final MappedChunk small = ChunkMapper.map(8 * MIB, List.of(dev.pinarena.registration.os.PageBacking.SMALL));
+        try
+        {
+            assertEquals(2 * MIB, huge.effectivePageSize(), huge.toString());
+            assertEquals(4 * KIB, small.effectivePageSize(), small.toString());
+            final Region hugeRegion = registrar.register(huge.address(), huge.size(), LOCAL_AND_REMOTE);
+            final Region smallRegion = registrar.register(small.address(), small.size(), LOCAL_AND_REMOTE);
+            assertDistinct(List.of(hugeRegion, smallRegion), true, true);
+            System.out.println("registered " + huge + " as " + hugeRegion + " and " + small + " as " + smallRegion);
+            registrar.deregister(hugeRegion);
+            registrar.deregister(smallRegion);
+        }
+        finally
+        {
+            huge.unmap();
+            small.unmap();
+            java.nio.file.Files.writeString(pool, Long.toString(before));
+        }
+    }
+
+    @Test
     void remoteAccessGivesDistinctNonZeroRkeys()
     {
         final List<Region> regions = new ArrayList<>();
