@@ -369,13 +369,13 @@ static int cmd_cost(rdma_pair_t* p, size_t max_mib, int reps) {
   static const pa_backing_t huge[] = { PA_BACK_HUGETLB_2M };
   size_t max = max_mib * PA_MiB;
   reserve_guest_hugepages(max);   /* best effort; a hugetlb map failure is reported per row */
-  printf("backing,bytes,reps,min_us,median_us,max_us,us_per_mib\n");
+  printf("backend,backing,bytes,reps,min_us,median_us,max_us,us_per_mib\n");
   for (int b = 0; b < 2; b++) {
     for (size_t len = 4 * PA_KiB; len <= max; len *= 4) {
       size_t chunk_size = len < PA_CHUNK_MIN ? PA_CHUNK_MIN : len;
       pa_chunk_t chunk;
       if (pa_os_map_chunk(chunk_size, b == 0 ? small : huge, 1, &chunk)) {
-        printf("%s,%zu,0,,,,(could not map)\n", b == 0 ? "4k" : "hugetlb-2m", len);
+        printf("verbs,%s,%zu,0,,,,could not map\n", b == 0 ? "4k" : "hugetlb-2m", len);
         continue;
       }
       double samples[64];
@@ -393,7 +393,7 @@ static int cmd_cost(rdma_pair_t* p, size_t max_mib, int reps) {
         samples[j + 1] = v;
       }
       double mib = (double)len / (double)PA_MiB;
-      printf("%s,%zu,%d,%.1f,%.1f,%.1f,%.2f\n", pa_backing_name(chunk.backing), len, n, samples[0], samples[n / 2],
+      printf("verbs,%s,%zu,%d,%.1f,%.1f,%.1f,%.2f\n", pa_backing_name(chunk.backing), len, n, samples[0], samples[n / 2],
              samples[n - 1], samples[n / 2] / mib);
       pa_os_unmap_chunk(&chunk);
     }

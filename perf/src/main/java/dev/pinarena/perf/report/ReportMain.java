@@ -1,0 +1,63 @@
+package dev.pinarena.perf.report;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Writes {@code REPORT.md} and its PNG charts from one run's results directory.
+ * <p>
+ * Usage: {@code ReportMain RESULTS_DIR REPORT_DIR [MODE]}. Every section reads its own files from RESULTS_DIR
+ * and says so when they are missing, so a partial run still gives an honest report.
+ */
+public final class ReportMain
+{
+    private ReportMain()
+    {
+    }
+
+    /**
+     * @param args results dir, report dir, optional mode label (quick/full).
+     * @throws IOException if reading or writing fails.
+     */
+    public static void main(final String[] args) throws IOException
+    {
+        if (args.length < 2)
+        {
+            System.err.println("usage: ReportMain RESULTS_DIR REPORT_DIR [quick|full]");
+            System.exit(2);
+        }
+        System.setProperty("java.awt.headless", "true");
+        final Path results = Path.of(args[0]);
+        final Path report = Path.of(args[1]);
+        final String mode = args.length > 2 ? args[2] : "full";
+        Files.createDirectories(report);
+
+        final List<ReportSection> sections = new ArrayList<>();
+        sections.add(new RegistrationCostSection(CostCurves.read(List.of(
+            results.resolve("reg-cost-io_uring.csv"), results.resolve("reg-cost-verbs.csv")))));
+
+        final StringBuilder md = new StringBuilder();
+        md.append("# pinarena performance report\n\n");
+        md.append("Written by `./pinarena bench").append("quick".equals(mode) ? " --quick" : "").append("` on ")
+            .append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append(" (")
+            .append(mode).append(" run). Every ratio compares measurements taken in this same run.\n\n");
+        md.append("Machine:\n\n");
+        for (final String line : Machine.describe())
+        {
+            md.append("- ").append(line).append('\n');
+        }
+        md.append('\n');
+        for (final ReportSection section : sections)
+        {
+            section.write(md, report);
+        }
+        Files.writeString(report.resolve("REPORT.md"), md.toString(), StandardCharsets.UTF_8);
+        System.err.println("wrote " + report.resolve("REPORT.md"));
+    }
+}
