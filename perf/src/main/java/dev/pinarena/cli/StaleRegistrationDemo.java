@@ -9,15 +9,12 @@ import dev.pinarena.registration.os.MappedChunk;
 import dev.pinarena.registration.os.MemlockLimit;
 import dev.pinarena.registration.os.PageBacking;
 import dev.pinarena.registration.os.PageMap;
+import dev.pinarena.registration.uring.FixedBufferProbe;
 import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
@@ -181,39 +178,6 @@ final class StaleRegistrationDemo
 
     private static byte[] send(final IoUringRegistrar registrar, final Region region, final long address)
     {
-        try
-        {
-            final Path file = Files.createTempFile("pinarena-demo", ".wire");
-            try
-            {
-                final int fd = Linux.libc().open(file.toString(), Linux.O_RDWR | Linux.O_CLOEXEC, 0);
-                if (fd < 0)
-                {
-                    throw new IllegalStateException("open " + file + " failed: errno " + Linux.errno());
-                }
-                try
-                {
-                    final int written = registrar.ring().writeFixed(
-                        fd, address, MESSAGE_BYTES, 0, registrar.bufferIndex(region, address));
-                    if (written != MESSAGE_BYTES)
-                    {
-                        throw new IllegalStateException("WRITE_FIXED returned " + written);
-                    }
-                }
-                finally
-                {
-                    Linux.libc().close(fd);
-                }
-                return Files.readAllBytes(file);
-            }
-            finally
-            {
-                Files.deleteIfExists(file);
-            }
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException(ex);
-        }
+        return FixedBufferProbe.send(registrar, region, address, MESSAGE_BYTES);
     }
 }

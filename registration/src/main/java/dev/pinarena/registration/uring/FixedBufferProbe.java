@@ -9,9 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Test helper: sends bytes of a registered region through io_uring WRITE_FIXED into a file and reads the
- * file back, so a test sees what the kernel sends from the pinned pages — not what the virtual mapping
- * shows now.
+ * Sends bytes of a registered region through io_uring WRITE_FIXED into a temporary file and reads the file
+ * back: what the kernel sends from the pinned pages, not what the virtual mapping shows now. An HCA's DMA
+ * reads the same pinned pages, so this is how the demo and the tests see what a NIC would put on the wire.
  */
 public final class FixedBufferProbe
 {
@@ -25,6 +25,7 @@ public final class FixedBufferProbe
      * @param address   first byte to send, inside the region.
      * @param length    bytes to send (within one fixed buffer).
      * @return the bytes the kernel wrote.
+     * @throws IllegalStateException if the file cannot be opened or the write is short.
      */
     public static byte[] send(final IoUringRegistrar registrar, final Region region, final long address, final int length)
     {
