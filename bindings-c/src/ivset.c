@@ -2,6 +2,7 @@
 #include "ivset.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #define PAGE_SHIFT  12
@@ -22,6 +23,7 @@ typedef struct sink_s {
 } __attribute__((aligned(64))) sink_t;
 
 static sink_t sinks[PA_IV_SINKS];
+static _Atomic uint64_t holders;
 
 #define RLX memory_order_relaxed
 #define SC  memory_order_seq_cst
@@ -116,9 +118,20 @@ void pa_iv_post(uintptr_t start, uintptr_t end) {
   }
 }
 
+void pa_iv_hold(void) {
+  atomic_fetch_add(&holders, 1);
+  for (int i = 0; i < PA_IV_SINKS; i++)
+    if (atomic_load(&sinks[i].open)) atomic_store(&sinks[i].pending, 1);
+}
+
+void pa_iv_release(void) {
+  atomic_fetch_sub(&holders, 1);
+}
+
 int pa_iv_drain(int sink, pa_iv_range_t* out, int max) {
   sink_t* s = &sinks[sink];
   if (atomic_load_explicit(&s->pending, RLX) == 0) return 0;
+  while (atomic_load(&holders) != 0) sched_yield();   /* a monitor is posting: short */
   atomic_exchange(&s->pending, 0);    /* FIRST: a later post sets it again */
   int n = 0;
   if (n < max && atomic_load_explicit(&s->overflow, RLX) != 0) {

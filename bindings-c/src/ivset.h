@@ -57,6 +57,13 @@ volatile uint64_t* pa_iv_pending(int sink);
  * When more than max are queued the rest stay queued (pending is set again). */
 int  pa_iv_drain(int sink, pa_iv_range_t* out, int max);
 
+/* For a poster that learns of ranges asynchronously (the userfaultfd
+ * monitor): hold() before reading events marks every sink pending and makes
+ * drains wait until release(), so a thread whose munmap the kernel has just
+ * let return cannot drain before its range is posted. */
+void pa_iv_hold(void);
+void pa_iv_release(void);
+
 /* Queued ranges now (slots in use + overflow), for the "bounded" tests. */
 int  pa_iv_queued(int sink);
 void pa_iv_counters(int sink, pa_iv_counters_t* out);

@@ -90,6 +90,8 @@ int pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region
 /* ---- slow path: everything below runs under c->mu ------------------------ */
 
 static void release_region(pa_rc_t* c, pa_rc_region_t* r);
+extern int pa_ufd_active(void) __attribute__((weak));
+extern int pa_ufd_watch(const void* addr, size_t len) __attribute__((weak));
 
 void pa_rc_put(pa_rc_t* c, pa_rc_region_t* r) {
   /* LRU tick: a plain increment (no locked RMW on the hot line); concurrent
@@ -312,6 +314,7 @@ static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_regi
         atomic_store_explicit(&nr->state, 1, REL);          /* publish fields, then the index */
         c->live++;
         c->bytes += len;
+        if (pa_ufd_active && pa_ufd_active() && pa_ufd_watch((void*)ua, len) != 0) c->unwatched++;
         index_insert(c, nr);
         for (int i = 0; i < nclaimed; i++) {                /* the union pins them now */
           index_remove(c, claimed[i]);
@@ -409,13 +412,13 @@ void pa_rc_stats(pa_rc_t* c, pa_rc_stats_t* o) {
   o->invalidations = c->invalidations;
   o->queued = (uint64_t)pa_iv_queued(c->sink);
   o->drained = ic.drained;
+  o->unwatched = c->unwatched;
   o->regions = c->live;
   o->bytes_pinned = c->bytes;
   pthread_mutex_unlock(&c->mu);
 }
 
 extern int pa_memhooks_interposing(void) __attribute__((weak));
-extern int pa_ufd_active(void) __attribute__((weak));
 
 const char* pa_rc_sources(void) {
   int h = pa_memhooks_interposing && pa_memhooks_interposing();

@@ -32,6 +32,12 @@
  * overlapping a range leave the index at once; idle ones are deregistered,
  * in-use ones on their last put.
  *
+ * With the userfaultfd monitor running (ufd_monitor.h), every new region is
+ * also watched there, best effort (stats.unwatched counts refusals, e.g.
+ * private file mappings). Ranges are never unwatched: a leftover watch only
+ * produces spurious invalidations, while unwatching could drop the watch of
+ * an overlapping live region.
+ *
  * Stale check (config.verify): at registration the cache records a hash of
  * the region's physical frames (pagemap); each hit re-reads them and a
  * mismatch makes get return -ESTALE with one line on stderr, and invalidates
@@ -82,6 +88,7 @@ typedef struct pa_rc_stats_s {
   uint64_t gets, hits, misses, evictions, invalidations, stale;
   uint64_t queued;           /* ranges queued in the sink now */
   uint64_t drained;          /* ranges drained so far */
+  uint64_t unwatched;        /* regions the userfaultfd monitor could not watch */
   uint64_t regions, bytes_pinned;
 } pa_rc_stats_t;
 
@@ -102,7 +109,7 @@ typedef struct pa_rc_s {
   int sink, pagemap_fd;
   uint64_t clock;
   uint32_t free_head, live;
-  uint64_t bytes, misses, evictions, invalidations;
+  uint64_t bytes, misses, evictions, invalidations, unwatched;
   pa_rc_region_t pool[PA_RC_MAX_REGIONS];
 } pa_rc_t;
 

@@ -29,8 +29,10 @@ static void* monitor_main(void* arg) {
     struct pollfd p[2] = { { .fd = ufd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN } };
     if (poll(p, 2, -1) < 0) { if (errno == EINTR) continue; break; }
     if (p[1].revents) break;
+    /* hold before read: reading is what lets the unmapping thread go on */
+    pa_iv_hold();
     ssize_t n = read(ufd, msg, sizeof msg);
-    if (n < 0) { if (errno == EAGAIN || errno == EINTR) continue; break; }
+    if (n < 0) { pa_iv_release(); if (errno == EAGAIN || errno == EINTR) continue; break; }
     for (size_t i = 0; i < (size_t)n / sizeof msg[0]; i++) {
       struct uffd_msg* m = &msg[i];
       switch (m->event) {
@@ -56,6 +58,7 @@ static void* monitor_main(void* arg) {
         break;
       }
     }
+    pa_iv_release();
   }
   return NULL;
 }
