@@ -34,12 +34,16 @@ static inline pa_rc_region_t* index_find(pa_rc_t* c, uintptr_t a, uintptr_t e, i
   for (;;) {
     uint64_t s = atomic_load_explicit(&c->seq, ACQ);
     if (unlikely(s & 1)) { __builtin_ia32_pause(); continue; }
-    uint32_t lo = 0, hi = atomic_load_explicit(&c->n, RLX);
-    if (hi > PA_RC_MAX_REGIONS) hi = PA_RC_MAX_REGIONS;      /* torn read: retried below */
-    while (lo < hi) {
-      uint32_t mid = (lo + hi) >> 1;
-      if (atomic_load_explicit(&c->start[mid], RLX) <= a) lo = mid + 1; else hi = mid;
+    uint32_t n = atomic_load_explicit(&c->n, RLX);
+    if (n > PA_RC_MAX_REGIONS) n = PA_RC_MAX_REGIONS;        /* torn read: retried below */
+    /* branchless search: lo = number of starts <= a */
+    uint32_t lo = 0;
+    while (n > 1) {
+      uint32_t half = n >> 1;
+      lo = atomic_load_explicit(&c->start[lo + half - 1], RLX) <= a ? lo + half : lo;
+      n -= half;
     }
+    if (n == 1 && atomic_load_explicit(&c->start[lo], RLX) <= a) lo++;
     pa_rc_region_t* found = NULL;
     for (uint32_t i = lo; i-- > 0 && atomic_load_explicit(&c->maxend[i], RLX) >= e;) {
       pa_rc_region_t* r = atomic_load_explicit(&c->ent[i], RLX);
@@ -71,7 +75,6 @@ static int verify_hit(pa_rc_t* c, pa_rc_region_t* r);
 int pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region_t** out) {
   uintptr_t a = (uintptr_t)addr & ~(PG - 1), e = ((uintptr_t)addr + len + PG - 1) & ~(PG - 1);
   if (unlikely(len == 0 || e <= a)) return -EINVAL;
-  bump(&c->gets);
   if (likely(*c->pending == 0)) {
     pa_rc_region_t* r = index_find(c, a, e, access);
     if (likely(r != NULL) && likely(try_ref(c, r, a, e, access))) {
@@ -259,13 +262,14 @@ static int verify_hit(pa_rc_t* c, pa_rc_region_t* r) {
 #define MERGE_MAX 64
 
 static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_region_t** out) {
+  bump(&c->gets);                            /* slow entries; stats add the fast hits */
   pthread_mutex_lock(&c->mu);
   drain_locked(c);
   pa_rc_region_t* r = index_find(c, a, e, access);
   if (r && try_ref(c, r, a, e, access)) {    /* another thread registered it, or a drain raced */
     pthread_mutex_unlock(&c->mu);
     if (c->verify) { int rc = verify_hit(c, r); if (rc) return rc; }
-    bump(&c->hits);
+    bump(&c->slow_hits);
     *out = r;
     return 0;
   }
@@ -404,8 +408,8 @@ void pa_rc_stats(pa_rc_t* c, pa_rc_stats_t* o) {
   pthread_mutex_lock(&c->mu);
   pa_iv_counters_t ic;
   pa_iv_counters(c->sink, &ic);
-  o->gets = atomic_load(&c->gets);
-  o->hits = atomic_load(&c->hits);
+  o->gets = atomic_load(&c->gets) + atomic_load(&c->hits);
+  o->hits = atomic_load(&c->hits) + atomic_load(&c->slow_hits);
   o->stale = atomic_load(&c->stale);
   o->misses = c->misses;
   o->evictions = c->evictions;

@@ -101,7 +101,8 @@ typedef struct pa_rc_s {
   _Atomic uintptr_t start[PA_RC_MAX_REGIONS];
   _Atomic uintptr_t maxend[PA_RC_MAX_REGIONS];
   _Atomic(pa_rc_region_t*) ent[PA_RC_MAX_REGIONS];
-  _Atomic uint64_t gets, hits, stale;
+  _Atomic uint64_t hits, stale;            /* fast-path hits */
+  _Atomic uint64_t gets, slow_hits;        /* slow-path entries */
   /* slow side, under mu */
   pthread_mutex_t mu;
   pa_rc_ops_t ops;
