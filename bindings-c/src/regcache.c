@@ -328,7 +328,9 @@ static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_regi
         *out = nr;
         return 0;
       }
-      if (rc != -ENOMEM && rc != -EAGAIN && rc != -ENOSPC) break;
+      /* a failed union (e.g. EFAULT: a merged neighbour is being unmapped) falls
+         back to the request alone below; only the request's own failure is final */
+      if (!nclaimed && rc != -ENOMEM && rc != -EAGAIN && rc != -ENOSPC) break;
     } else {
       rc = -ENOSPC;
     }

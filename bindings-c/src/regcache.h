@@ -18,7 +18,9 @@
  * access. A miss registers the union of the request and every IDLE region
  * that overlaps or touches it (access bits OR'ed), up to PA_RC_MERGE_MAX
  * bytes; the merged regions are deregistered after the union is registered
- * (their pages never go unpinned in between). In-use regions are never
+ * (their pages never go unpinned in between); if the union fails to register
+ * (e.g. EFAULT: a neighbour is being unmapped) the request alone is retried.
+ * In-use regions are never
  * merged: the new region may overlap them.
  *
  * Eviction: least recently released (put stores a tick from a per-cache
