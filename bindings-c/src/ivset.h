@@ -1,0 +1,71 @@
+/* ivset.h — invalidation sinks: bounded, merging sets of address ranges that
+ * the memory hooks (or the userfaultfd monitor) post into and a registration
+ * cache drains on its next call.
+ *
+ * Process-wide table of PA_IV_SINKS sinks (one per cache: C caches and the
+ * Java cache each open their own). A post goes to every open sink, so no
+ * consumer can steal another's events.
+ *
+ * A sink is PA_IV_SLOTS words plus one overflow word plus a pending flag.
+ * Every word is one atomic uint64, so posting is lock-free, allocation-free
+ * and async-signal-safe (only loads, CAS and exchange; no locks, no errno):
+ *   slot     = start page (35 bits, addresses < 2^47) | page count (29 bits)
+ *   overflow = [lo, hi) in 2 MiB units, 26 + 26 bits (covers 2^47)
+ * Post: (1) if a slot already contains the range, done; (2) CAS-widen a slot
+ * that overlaps or touches it; (3) CAS an empty slot; (4) else widen the
+ * overflow span (coarse but bounded: it may invalidate more than needed,
+ * never less). Ranges outside 47-bit space set the overflow to "everything".
+ * Then pending = 1.
+ *
+ * Drain (one consumer per sink, under that consumer's lock): pending -> 0
+ * FIRST, then exchange every slot and the overflow with 0. A post that lands
+ * after the exchange of pending sets it again, so nothing is lost; a post
+ * that finds its range already inside a slot relies on the drain's exchange
+ * happening after its own load, which the order above guarantees.
+ */
+#ifndef PA_IVSET_H
+#define PA_IVSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PA_IV_SINKS 8
+#define PA_IV_SLOTS 64
+
+typedef struct pa_iv_range_s { uintptr_t start, end; } pa_iv_range_t;
+
+typedef struct pa_iv_counters_s {
+  uint64_t posted;       /* ranges posted to this sink */
+  uint64_t contained;    /* already inside a queued range */
+  uint64_t merged;       /* widened a queued range */
+  uint64_t overflowed;   /* went to the coarse overflow span */
+  uint64_t drained;      /* ranges handed to the consumer */
+} pa_iv_counters_t;
+
+/* Open a sink: returns its index (0..PA_IV_SINKS-1) or -ENOSPC. */
+int  pa_iv_open(void);
+void pa_iv_close(int sink);
+
+/* Post [start, end) to every open sink. Async-signal-safe. */
+void pa_iv_post(uintptr_t start, uintptr_t end);
+
+/* Address of the sink's pending word (nonzero = something to drain); a hit
+ * path reads it with one relaxed load. Java reads it from native memory. */
+volatile uint64_t* pa_iv_pending(int sink);
+
+/* Move queued ranges into out[0..max); returns the count (0 when empty).
+ * When more than max are queued the rest stay queued (pending is set again). */
+int  pa_iv_drain(int sink, pa_iv_range_t* out, int max);
+
+/* For a poster that learns of ranges asynchronously (the userfaultfd
+ * monitor): hold() before reading events marks every sink pending and makes
+ * drains wait until release(), so a thread whose munmap the kernel has just
+ * let return cannot drain before its range is posted. */
+void pa_iv_hold(void);
+void pa_iv_release(void);
+
+/* Queued ranges now (slots in use + overflow), for the "bounded" tests. */
+int  pa_iv_queued(int sink);
+void pa_iv_counters(int sink, pa_iv_counters_t* out);
+
+#endif

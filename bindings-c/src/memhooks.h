@@ -1,0 +1,31 @@
+/* memhooks.h — interposed munmap, mremap, mmap(MAP_FIXED), madvise
+ * (DONTNEED/FREE/REMOVE), brk/sbrk shrink and shmdt.
+ *
+ * Built only into the preload library (libpinarena-hooks.so, later
+ * libpinarena.so) or linked directly into a test program: never into
+ * libpinarena-core.a, where the archive would silently pull it in to satisfy
+ * every munmap.
+ *
+ * Each hook makes the real call with a raw syscall (no dlsym, so nothing can
+ * recurse through malloc), and posts the affected range to the invalidation
+ * sinks (ivset.h) before AND after the call:
+ *   before: a thread that maps the same address right after the unmap cannot
+ *           hit the old entry in the window before the after-post;
+ *   after:  a registration made (wrongly) of the dying pages between the
+ *           before-post's drain and the unmap is invalidated too.
+ * Hooks never deregister, never allocate, never lock: pa_iv_post only.
+ *
+ * What interposition cannot see: calls that do not go through the dynamic
+ * symbol — glibc's own malloc/free use internal aliases (__munmap,
+ * __madvise, __sbrk), raw syscalls, and a dlsym(<libc handle>, "munmap")
+ * binding such as jnr-ffi's. Those need the shim (which replaces malloc) or
+ * the userfaultfd monitor (ufd_monitor.h). */
+#ifndef PA_MEMHOOKS_H
+#define PA_MEMHOOKS_H
+
+/* 1 when the process-wide definition of munmap (RTLD_DEFAULT) is this
+ * library's hook, i.e. the library was preloaded or linked into the program;
+ * 0 when it was dlopen'ed after libc (the hooks then see nothing). */
+int pa_memhooks_interposing(void);
+
+#endif

@@ -1,0 +1,344 @@
+package dev.pinarena.registration.cache;
+
+import dev.pinarena.registration.Access;
+import dev.pinarena.registration.PinBudget;
+import dev.pinarena.registration.os.Linux;
+import dev.pinarena.registration.uring.FixedBufferProbe;
+import dev.pinarena.registration.uring.IoUringRegistrar;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.File;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The registration cache against the known failure scenarios, with real io_uring pins: every check sends
+ * the region's bytes through WRITE_FIXED (what the kernel pinned), not only counters. Unmaps go through
+ * the C hooks library ({@code libpinarena-hooks.so}, loaded here by path, so the same code a preloaded
+ * library runs), which posts to this cache's sink.
+ */
+class RegistrationCacheTest
+{
+    static final long PAGE = 4096;
+    static final long MIB = 1 << 20;
+    static String hooksPath;
+
+    IoUringRegistrar registrar;
+    RegistrationCache cache;
+    NativeInvalidationFeed feed;
+
+    @BeforeAll
+    static void buildHooks() throws Exception
+    {
+        final File dir = new File("../bindings-c").getCanonicalFile();
+        final File so = new File(dir, "target/libpinarena-hooks.so");
+        final Process make = new ProcessBuilder("make", "-s", "BUILD=" + new File(dir, "target"), "hooks")
+            .directory(dir).inheritIO().start();
+        assertEquals(0, make.waitFor(), "make hooks");
+        hooksPath = so.getPath();
+    }
+
+    void open(final int maxRegions, final long maxBytes, final boolean verify, final long budget)
+    {
+        registrar = IoUringRegistrar.open(new PinBudget(budget));
+        feed = NativeInvalidationFeed.open(hooksPath);
+        cache = new RegistrationCache(registrar, maxRegions, maxBytes, verify, feed);
+    }
+
+    void open()
+    {
+        open(1024, Long.MAX_VALUE, false, PinBudget.UNLIMITED);
+    }
+
+    @AfterEach
+    void close()
+    {
+        if (cache != null)
+        {
+            cache.close();
+        }
+        if (registrar != null)
+        {
+            registrar.close();
+        }
+    }
+
+    static long map(final long at, final long length, final char fill)
+    {
+        final int flags = Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | (at != 0 ? Linux.MAP_FIXED : 0);
+        final long a = Linux.mmap(at, length, Linux.PROT_READ | Linux.PROT_WRITE, flags, -1, 0);
+        assertTrue(a != -1 && (at == 0 || a == at), "mmap");
+        fill(a, length, fill);
+        return a;
+    }
+
+    static void fill(final long address, final long length, final char c)
+    {
+        new UnsafeBuffer(address, (int)length).setMemory(0, (int)length, (byte)c);
+    }
+
+    /** get, send through the region, put: every byte sent must be {@code want}. */
+    void expect(final long address, final long length, final char want, final String what)
+    {
+        final CachedRegion r = cache.get(address, length, Access.LOCAL_WRITE);
+        try
+        {
+            assertSent(r, address, length, want, what);
+        }
+        finally
+        {
+            cache.put(r);
+        }
+    }
+
+    void assertSent(final CachedRegion r, final long address, final long length, final char want, final String what)
+    {
+        final byte[] sent = FixedBufferProbe.send(registrar, r.region(), address, (int)length);
+        int good = 0;
+        for (final byte b : sent)
+        {
+            good += b == (byte)want ? 1 : 0;
+        }
+        assertEquals(length, good, what + ": the send carried " + good + " current '" + want + "' bytes of " + length);
+    }
+
+    @Test
+    void hitContainAndMerge()
+    {
+        open();
+        final long p = map(0, 16 * PAGE, 'A');
+        expect(p, 4 * PAGE, 'A', "miss");
+        expect(p + PAGE + 10, 100, 'A', "contained hit");
+        expect(p + 2 * PAGE, 4 * PAGE, 'A', "overlap: merged");
+        assertEquals(1, cache.regions());
+        assertEquals(6 * PAGE, cache.bytesPinned());
+        expect(p, 6 * PAGE, 'A', "hit on the union");
+        final CachedRegion held = cache.get(p, 6 * PAGE, Access.LOCAL_WRITE);
+        final CachedRegion other = cache.get(p + 5 * PAGE, 4 * PAGE, Access.LOCAL_WRITE);
+        assertNotSame(held, other, "in-use region not merged");
+        cache.put(other);
+        cache.put(held);
+        assertEquals(6, cache.gets());
+        assertEquals(3, cache.hits());
+        assertEquals(3, cache.misses());
+    }
+
+    @Test
+    void freeThenMapAtTheSameAddress()
+    {
+        open();
+        final long p = map(0, MIB, 'A');
+        expect(p, MIB, 'A', "first");
+        assertEquals(0, feed.hooks().munmap(p, MIB));
+        map(p, MIB, 'B');
+        expect(p, MIB, 'B', "same address, new pages");
+        assertEquals(2, cache.misses());
+        assertEquals(1, cache.invalidations());
+    }
+
+    @Test
+    void munmapInTheMiddleOfOverlappingInUseRegions()
+    {
+        open();
+        final long p = map(0, 12 * PAGE, 'A');
+        final CachedRegion r1 = cache.get(p, 8 * PAGE, Access.LOCAL_WRITE);
+        final CachedRegion r2 = cache.get(p + 4 * PAGE, 8 * PAGE, Access.LOCAL_WRITE);
+        assertEquals(0, feed.hooks().munmap(p + 5 * PAGE, 2 * PAGE));
+        map(p + 5 * PAGE, 2 * PAGE, 'B');
+        cache.flush();                                      // a cache call: drains
+        assertEquals(2, cache.invalidations());
+        assertEquals(16 * PAGE, cache.bytesPinned(), "in use: still pinned");
+        assertSent(r1, p + 5 * PAGE, PAGE, 'A', "in-flight region keeps its old page");
+        cache.put(r1);
+        cache.put(r2);
+        assertEquals(0, cache.bytesPinned(), "deregistered on the last put");
+        fill(p, 12 * PAGE, 'C');
+        expect(p, 12 * PAGE, 'C', "after the hole was refilled");
+    }
+
+    @Test
+    void madviseDontNeed()
+    {
+        open();
+        final long p = map(0, MIB, 'A');
+        expect(p, MIB, 'A', "first");
+        assertEquals(0, feed.hooks().madvise(p, MIB, 4 /* MADV_DONTNEED */));
+        fill(p, MIB, 'Z');
+        expect(p, MIB, 'Z', "after DONTNEED");
+    }
+
+    @Test
+    void verifyModeReportsWhatNoHookSaw()
+    {
+        open(1024, Long.MAX_VALUE, true, PinBudget.UNLIMITED);
+        final long p = map(0, MIB, 'A');
+        expect(p, MIB, 'A', "first");
+        assertEquals(0, Linux.libc().munmap(p, MIB));       // bound to libc by handle: no hook sees it
+        map(p, MIB, 'B');
+        final StaleRegistrationException ex = assertThrows(
+            StaleRegistrationException.class, () -> cache.get(p, MIB, Access.LOCAL_WRITE));
+        assertEquals(p, ex.address());
+        assertEquals(1, cache.staleDetected());
+        expect(p, MIB, 'B', "after the stale entry was dropped");
+    }
+
+    @Test
+    void countAndSizeLimitsProtectInUseRegions()
+    {
+        open(4, 6 * PAGE, false, PinBudget.UNLIMITED);
+        final long p = map(0, 32 * PAGE, 'A');
+        final CachedRegion[] held = new CachedRegion[4];
+        for (int i = 0; i < 4; i++)
+        {
+            held[i] = cache.get(p + i * 2 * PAGE, PAGE, Access.LOCAL_WRITE);
+        }
+        assertThrows(CacheFullException.class, () -> cache.get(p + 20 * PAGE, PAGE, Access.LOCAL_WRITE));
+        cache.put(held[2]);
+        cache.put(held[0]);
+        cache.put(held[1]);
+        expect(p + 20 * PAGE, PAGE, 'A', "5th evicts the least recently released (2)");
+        assertEquals(1, cache.evictions());
+        final long hits = cache.hits();
+        expect(p, PAGE, 'A', "0 cached");
+        expect(p + 2 * PAGE, PAGE, 'A', "1 cached");
+        assertEquals(hits + 2, cache.hits());
+        expect(p + 24 * PAGE, 3 * PAGE, 'A', "3 pages within 6");
+        assertTrue(cache.bytesPinned() <= 6 * PAGE);
+        cache.put(held[3]);
+    }
+
+    @Test
+    void pinBudgetExhaustionEvictsAndRetries()
+    {
+        open(1024, Long.MAX_VALUE, false, 8 * MIB);
+        final long p = map(0, 32 * MIB, 'A');
+        for (int i = 0; i < 16; i++)
+        {
+            fill(p + i * 2 * MIB, 2 * MIB, (char)('a' + i));
+            expect(p + i * 2 * MIB, 2 * MIB, (char)('a' + i), "buffer " + i);
+            assertTrue(registrar.pinnedBytes() <= 8 * MIB);
+        }
+        assertTrue(cache.evictions() >= 11, "evictions " + cache.evictions());   // 11 when a merge attempt freed one
+    }
+
+    @Test
+    void fortyThousandUnmapCyclesKeepTheQueueBounded()
+    {
+        open();
+        final long p = map(0, MIB, 'A');
+        expect(p, MIB, 'A', "first");
+        int maxQueued = 0;
+        for (int i = 0; i < 40_000; i++)
+        {
+            final long off = (i * 7919L % 256) * PAGE;
+            feed.hooks().munmap(p + off, PAGE);
+            map(p + off, PAGE, 'A');
+            if ((i & 255) == 0)
+            {
+                maxQueued = Math.max(maxQueued, cache.queuedRanges());
+            }
+        }
+        assertTrue(maxQueued <= NativeInvalidationFeed.DRAIN_MAX, "queued " + maxQueued);
+        fill(p, MIB, 'N');
+        expect(p, MIB, 'N', "after the cycles");
+        assertEquals(0, cache.queuedRanges());
+    }
+
+    @Test
+    void threadsRegisterWhileAnotherUnmaps() throws InterruptedException
+    {
+        open();
+        final int buffers = 8;
+        final long base = map(0, buffers * 4 * PAGE, 'x');
+        final Object[] locks = new Object[buffers];
+        for (int i = 0; i < buffers; i++)
+        {
+            locks[i] = new Object();
+        }
+        final AtomicLong bad = new AtomicLong();
+        final AtomicLong sends = new AtomicLong();
+        final Thread unmapper = new Thread(() ->
+        {
+            int i = 0;
+            while (!Thread.currentThread().isInterrupted())
+            {
+                final int b = (i++ * 5) % buffers;
+                synchronized (locks[b])
+                {
+                    feed.hooks().munmap(base + b * 4 * PAGE, 4 * PAGE);
+                    map(base + b * 4 * PAGE, 4 * PAGE, 'u');
+                }
+            }
+        });
+        final Thread[] workers = new Thread[2];
+        for (int w = 0; w < workers.length; w++)
+        {
+            final int seed = w;
+            workers[w] = new Thread(() ->
+            {
+                for (int it = 0; it < 800; it++)
+                {
+                    final int b = (it * 3 + seed) % buffers;
+                    final char pattern = (char)('a' + it % 26);
+                    synchronized (locks[b])
+                    {
+                        final long a = base + b * 4 * PAGE;
+                        fill(a, 4 * PAGE, pattern);
+                        final CachedRegion r = cache.get(a, 4 * PAGE, Access.LOCAL_WRITE);
+                        try
+                        {
+                            synchronized (registrar)
+                            {
+                                assertSent(r, a, 4 * PAGE, pattern, "worker");
+                            }
+                        }
+                        catch (final AssertionError e)
+                        {
+                            bad.incrementAndGet();
+                        }
+                        finally
+                        {
+                            cache.put(r);
+                        }
+                        sends.incrementAndGet();
+                    }
+                }
+            });
+        }
+        unmapper.start();
+        for (final Thread w : workers)
+        {
+            w.start();
+        }
+        for (final Thread w : workers)
+        {
+            w.join();
+        }
+        unmapper.interrupt();
+        unmapper.join();
+        assertEquals(1600, sends.get());
+        assertEquals(0, bad.get(), "stale sends");
+        assertTrue(cache.invalidations() > 0);
+    }
+
+    @Test
+    void sourceIsReported()
+    {
+        open();
+        assertTrue(cache.invalidationSource().startsWith("hooks"), cache.invalidationSource());
+        final long p = map(0, PAGE, 'A');
+        final CachedRegion a = cache.get(p, PAGE, Access.LOCAL_WRITE);
+        final CachedRegion b = cache.get(p, PAGE, Access.LOCAL_WRITE);
+        assertSame(a, b);
+        cache.put(a);
+        cache.put(b);
+    }
+}
