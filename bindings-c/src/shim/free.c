@@ -1,0 +1,166 @@
+/* free.c — free: validate in O(1), push on the span's local list when the
+ * calling thread owns it, else on the span's thread_free list with a CAS.
+ *
+ * Validation: the owner table must know the address, the chunk header's
+ * magic must be intact, the span must be in use, and the pointer must be the
+ * start of a block that was handed out. A block being freed carries
+ * key = address ^ pa_key in its second word; finding that key on a free
+ * means a double free (confirmed by a scan when the caller owns the span). */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* ---------------------------------------------------------------------------
+   Errors: one line naming the pointer, then abort
+--------------------------------------------------------------------------- */
+
+static PA_COLD __attribute__((noreturn)) void bad_pointer(const void* p, const char* who) {
+  char msg[96];
+  char* m = msg;
+  for (const char* s = who; *s; s++) *m++ = *s;
+  for (const char* s = "(): invalid pointer"; *s; s++) *m++ = *s;
+  *m = 0;
+  pa_fatal_ptr(msg, p);
+}
+
+static PA_COLD __attribute__((noreturn)) void corrupt_chunk(const void* p) {
+  pa_fatal_ptr("free(): corrupted chunk header for pointer", p);
+}
+
+static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
+  pa_fatal_ptr("free(): double free detected for pointer", p);
+}
+
+/* Key matched: a double free unless the block merely holds that value. The
+ * owner can prove it by scanning its lists; another thread trusts the key
+ * (a random 64-bit secret mixed with the address). */
+static PA_COLD void maybe_double_free(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
+  if (s->heap != h) double_free(b);
+  pa_span_collect(s);
+  for (pa_block_t* f = s->free; f != NULL; f = f->next) if (f == b) double_free(b);
+  for (pa_block_t* f = atomic_load(&h->delayed); f != NULL; f = f->next) if (f == b) double_free(b);
+}
+
+/* Everything but a block of a small span. */
+static PA_COLD void free_other(pa_chunk* c, void* p) {
+  if (c->kind == PA_CHUNK_HUGE) {
+    void* obj = atomic_load_explicit((_Atomic(void*)*)&c->huge_obj, memory_order_acquire);
+    if (obj == NULL) {
+      if ((uintptr_t)p >= (uintptr_t)c + PA_SLICE) double_free(p);
+      bad_pointer(p, "free");
+    }
+    if (obj != p) bad_pointer(p, "free");
+    pa_huge_release(c);
+    return;
+  }
+  pa_span_t* s = pa_span_of(c, p);
+  if (s->kind == PA_SPAN_LARGE && s->obj == p) { s->obj = NULL; pa_span_release(s); return; }
+  if (s->kind == PA_SPAN_FREE && ((uintptr_t)p & (PA_SLICE - 1)) == 0) double_free(p);
+  bad_pointer(p, "free");
+}
+
+/* ---------------------------------------------------------------------------
+   Remote free
+--------------------------------------------------------------------------- */
+
+static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
+  b->key = (uintptr_t)b ^ pa_key;
+  pa_heap->n_remote++;
+  uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
+  for (;;) {
+    if (unlikely(tf & PA_TF_DELAYED)) {
+      /* The owner parked this span as full. Win the tag (only one freer
+         does), then hand the block to the owning heap's delayed list: its
+         owner frees it locally and moves the span back into use. The block
+         is still counted in s->used, so the span cannot be released before
+         the owner sees it. */
+      if (!atomic_compare_exchange_weak(&s->thread_free, &tf, tf & ~PA_TF_DELAYED)) continue;
+      pa_heap_t* h = s->heap;
+      pa_block_t* d = atomic_load_explicit(&h->delayed, memory_order_relaxed);
+      do { b->next = d; }
+      while (!atomic_compare_exchange_weak_explicit(&h->delayed, &d, b, memory_order_release, memory_order_relaxed));
+      return;
+    }
+    b->next = (pa_block_t*)tf;
+    /* release: b->next (and the caller's writes) happen before the owner's
+       acquire in pa_span_collect */
+    if (atomic_compare_exchange_weak_explicit(&s->thread_free, &tf, (uintptr_t)b,
+                                              memory_order_release, memory_order_relaxed)) return;
+  }
+}
+
+/* ---------------------------------------------------------------------------
+   Fast path
+--------------------------------------------------------------------------- */
+
+static inline pa_span_t* small_span_checked(void* p, const char* who) {
+  pa_chunk* c = pa_chunk_of(p);
+  if (unlikely(c == NULL)) bad_pointer(p, who);
+  if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
+  if (unlikely(c->kind != PA_CHUNK_REGULAR)) return NULL;
+  pa_span_t* s = pa_span_of(c, p);
+  if (unlikely(s->kind != PA_SPAN_SMALL)) return NULL;
+  uint64_t off = (uint64_t)((char*)p - s->start);
+  if (unlikely(((off * s->bdiv) >> 40) * s->bsize != off ||
+               (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
+    bad_pointer(p, who);
+  return s;
+}
+
+PA_HIDDEN void pa_free(void* p) {
+  if (p == NULL) return;
+  pa_span_t* s = small_span_checked(p, "free");
+  if (unlikely(s == NULL)) { free_other(pa_chunk_of(p), p); return; }
+  pa_block_t* b = (pa_block_t*)p;
+  pa_heap_t* h = pa_heap;
+  if (unlikely(b->key == ((uintptr_t)b ^ pa_key))) maybe_double_free(h, s, b);
+  if (likely(s->heap == h)) {
+    b->next = s->free;
+    b->key = (uintptr_t)b ^ pa_key;
+    s->free = b;
+    h->n_free++;
+    if (unlikely(--s->used == 0 || s->in_full)) pa_free_local_slow(h, s);
+    return;
+  }
+  free_remote(s, b);
+}
+
+/* Local free emptied the span, or hit a full one. */
+PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s) {
+  if (s->in_full) pa_span_unfull(h, s);
+  if (s->used != 0 || h->cur[s->cls] == s) return;
+  /* empty and not the class's current span: back to the chunk */
+  if (s->prev) s->prev->next = s->next; else h->queue[s->cls] = s->next;
+  if (s->next) s->next->prev = s->prev;
+  atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
+  pa_span_release(s);
+}
+
+/* Blocks other threads freed into our full spans. */
+PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
+  pa_block_t* b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
+  while (b != NULL) {
+    pa_block_t* next = b->next;
+    pa_span_t* s = pa_span_of(pa_chunk_of(b), b);
+    b->next = s->free;
+    s->free = b;
+    --s->used;
+    pa_free_local_slow(h, s);
+    b = next;
+  }
+}
+
+PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
+  void* p = (void*)cp;
+  pa_span_t* s = small_span_checked(p, who);
+  if (s != NULL) return s->bsize;
+  pa_chunk* c = pa_chunk_of(p);
+  if (c->kind == PA_CHUNK_HUGE) {
+    if (c->huge_obj != p) bad_pointer(p, who);
+    return (size_t)((char*)c + ((size_t)1 << c->shift) - (char*)p);
+  }
+  s = pa_span_of(c, p);
+  if (s->kind != PA_SPAN_LARGE || s->obj != p) bad_pointer(p, who);
+  return (size_t)(s->end - (char*)p);
+}
