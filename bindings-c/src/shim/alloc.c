@@ -17,7 +17,7 @@ static inline void* span_pop(pa_heap_t* h, pa_span_t* s) {
   pa_block_t* b = s->free;
   s->free = b->next;
   s->used++;
-  b->key = 0;                      /* no longer "free" for double-free detection */
+  pa_bit_set(s, pa_block_index(s, b));   /* handed out (metadata only: the block stays untouched) */
   h->n_malloc++;
   return b;
 }
@@ -47,7 +47,8 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   pa_block_t* head = (pa_block_t*)(tf & ~PA_TF_DELAYED);
   pa_block_t* tail = head;
   size_t n = 1;
-  while (tail->next != NULL) { tail = tail->next; n++; }
+  pa_bit_clear(s, pa_block_index(s, head));
+  while (tail->next != NULL) { tail = tail->next; n++; pa_bit_clear(s, pa_block_index(s, tail)); }
   tail->next = s->free;
   s->free = head;
   s->used -= (uint32_t)n;
@@ -91,7 +92,7 @@ static int span_to_full(pa_heap_t* h, pa_span_t* s) {
   uintptr_t expect = 0;
   /* seq_cst: either we tag an empty list, or we see the block a freer pushed */
   if (!atomic_compare_exchange_strong(&s->thread_free, &expect, PA_TF_DELAYED)) return 1;
-  list_unlink(&h->queue[s->cls], s);
+  pa_queue_remove(h, s);
   list_push(&h->full, s);
   s->in_full = 1;
   if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
@@ -102,7 +103,7 @@ static int span_to_full(pa_heap_t* h, pa_span_t* s) {
 PA_HIDDEN void pa_span_unfull(pa_heap_t* h, pa_span_t* s) {
   if (!s->in_full) return;
   list_unlink(&h->full, s);
-  list_push(&h->queue[s->cls], s);
+  pa_queue_push_back(h, s);
   s->in_full = 0;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   while ((tf & PA_TF_DELAYED) &&
@@ -118,8 +119,12 @@ static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   s->cls = (uint8_t)cls;
   s->bsize = (uint32_t)bs;
   s->bdiv = (((uint64_t)1 << 40) + bs - 1) / bs;
+  pa_chunk* c = pa_chunk_of(s);
+  s->bits = &c->bitmaps[(size_t)(s - c->spans) * PA_SPAN_BITS_WORDS];
+  size_t words = ((size_t)(s->end - s->start) / bs + 63) / 64;
+  for (size_t i = 0; i < words; i++) atomic_store_explicit(&s->bits[i], 0, memory_order_relaxed);
   s->heap = h;
-  list_push(&h->queue[cls], s);
+  pa_queue_push_front(h, s);
   return s;
 }
 

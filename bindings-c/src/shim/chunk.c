@@ -51,13 +51,19 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
     size_t hdr = sizeof(pa_chunk) + n * sizeof(pa_span_t);
     c->slice_head = (uint16_t*)((char*)c + hdr);
     hdr += n * sizeof(uint16_t);
+    hdr = (hdr + 63) & ~(size_t)63;
+    c->bitmaps = (_Atomic(uint64_t)*)((char*)c + hdr);   /* PA_SPAN_BITS_WORDS words per slice */
+    hdr += n * PA_SPAN_BITS_WORDS * sizeof(uint64_t);
     c->nslices = (uint32_t)n;
     c->hdr_slices = (uint32_t)((hdr + PA_SLICE - 1) >> PA_SLICE_SHIFT);
     c->free_slices = c->nslices - c->hdr_slices;
     c->spans[0].kind = PA_SPAN_HEADER;
     c->spans[0].nslices = c->hdr_slices;
     for (size_t i = 0; i < n; i++) {
-      if (i < c->hdr_slices) { c->slice_head[i] = 0; c->used_map[i / 64] |= 1ULL << (i % 64); }
+      if (i < c->hdr_slices) {
+        c->slice_head[i] = 0; c->used_map[i / 64] |= 1ULL << (i % 64);
+        if (i > 0) c->spans[i].kind = PA_SPAN_TAIL;
+      }
       else { c->slice_head[i] = (uint16_t)i; c->spans[i].kind = PA_SPAN_FREE; }
     }
     atomic_fetch_add(&pa_gstats.chunks, 1);
@@ -92,7 +98,11 @@ static long find_run(pa_chunk* c, size_t n, size_t align_slices) {
 }
 
 static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
-  for (size_t k = i; k < i + n; k++) { c->used_map[k / 64] |= 1ULL << (k % 64); c->slice_head[k] = (uint16_t)i; }
+  for (size_t k = i; k < i + n; k++) {
+    c->used_map[k / 64] |= 1ULL << (k % 64);
+    c->slice_head[k] = (uint16_t)i;
+    if (k > i) c->spans[k].kind = PA_SPAN_TAIL;
+  }
   c->free_slices -= (uint32_t)n;
   pa_span_t* s = &c->spans[i];
   memset(s, 0, sizeof(*s));
@@ -148,7 +158,11 @@ PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
     size_t k = i + old;
     while (k < i + n && !slice_used(c, k)) k++;
     if (k == i + n) {
-      for (k = i + old; k < i + n; k++) { c->used_map[k / 64] |= 1ULL << (k % 64); c->slice_head[k] = (uint16_t)i; }
+      for (k = i + old; k < i + n; k++) {
+        c->used_map[k / 64] |= 1ULL << (k % 64);
+        c->slice_head[k] = (uint16_t)i;
+        c->spans[k].kind = PA_SPAN_TAIL;
+      }
       c->free_slices -= (uint32_t)(n - old);
       s->nslices = (uint32_t)n;
       s->end = s->start + (n << PA_SLICE_SHIFT);

@@ -1,5 +1,5 @@
 /* env.c — start-up: options from the environment (read without
- * allocating), the owner table, the free-block key; messages written with
+ * allocating), the owner table; messages written with
  * write(2); stats at exit. Runs on the first malloc, which may come before
  * any constructor (ld.so, libc start-up): nothing here allocates. */
 #include "internal.h"
@@ -10,11 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 PA_HIDDEN pa_opts_t pa_opts;
-PA_HIDDEN uintptr_t pa_key;
 PA_HIDDEN int pa_inited;
 static _Atomic int init_state;
 
@@ -135,9 +133,6 @@ PA_HIDDEN PA_COLD void pa_init_slow(void) {
   void* t = mmap(NULL, tlen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (t == MAP_FAILED) { pa_write_str(2, "pinarena: cannot map the owner table\n"); abort(); }
   pa_table = (_Atomic(uint8_t)*)t;
-  uintptr_t k = 0;
-  if (getrandom(&k, sizeof(k), GRND_NONBLOCK) != (ssize_t)sizeof(k)) k = (uintptr_t)__builtin_ia32_rdtsc() * 0x9e3779b97f4a7c15ULL;
-  pa_key = k | 1;
   errno = saved;
   pa_inited = 1;
   atomic_store(&init_state, 2);

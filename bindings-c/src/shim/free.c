@@ -3,9 +3,9 @@
  *
  * Validation: the owner table must know the address, the chunk header's
  * magic must be intact, the span must be in use, and the pointer must be the
- * start of a block that was handed out. A block being freed carries
- * key = address ^ pa_key in its second word; finding that key on a free
- * means a double free (confirmed by a scan when the caller owns the span). */
+ * start of a block that was handed out, and its allocated bit (span
+ * metadata, see pa_bit_set) must be set: a clear bit is a double free. The
+ * block itself is not read, so a free costs no cache miss on cold memory. */
 #include "internal.h"
 
 #include <errno.h>
@@ -32,16 +32,6 @@ static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
   pa_fatal_ptr("free(): double free detected for pointer", p);
 }
 
-/* Key matched: a double free unless the block merely holds that value. The
- * owner can prove it by scanning its lists; another thread trusts the key
- * (a random 64-bit secret mixed with the address). */
-static PA_COLD void maybe_double_free(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
-  if (s->heap != h) double_free(b);
-  pa_span_collect(s);
-  for (pa_block_t* f = s->free; f != NULL; f = f->next) if (f == b) double_free(b);
-  for (pa_block_t* f = atomic_load(&h->delayed); f != NULL; f = f->next) if (f == b) double_free(b);
-}
-
 /* Everything but a block of a small span. */
 static PA_COLD void free_other(pa_chunk* c, void* p) {
   if (c->kind == PA_CHUNK_HUGE) {
@@ -64,8 +54,9 @@ static PA_COLD void free_other(pa_chunk* c, void* p) {
    Remote free
 --------------------------------------------------------------------------- */
 
-static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
-  b->key = (uintptr_t)b ^ pa_key;
+static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b, size_t i) {
+  uint64_t m = 1ULL << (i & 63);
+  if (unlikely((atomic_fetch_and_explicit(&s->bits[i >> 6], ~m, memory_order_relaxed) & m) == 0)) double_free(b);
   pa_heap->n_remote++;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   for (;;) {
@@ -94,7 +85,7 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
    Fast path
 --------------------------------------------------------------------------- */
 
-static inline pa_span_t* small_span_checked(void* p, const char* who) {
+static inline pa_span_t* small_span_checked(void* p, const char* who, size_t* idx) {
   pa_chunk* c = pa_chunk_of(p);
   if (unlikely(c == NULL)) bad_pointer(p, who);
   if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
@@ -102,28 +93,32 @@ static inline pa_span_t* small_span_checked(void* p, const char* who) {
   pa_span_t* s = pa_span_of(c, p);
   if (unlikely(s->kind != PA_SPAN_SMALL)) return NULL;
   uint64_t off = (uint64_t)((char*)p - s->start);
-  if (unlikely(((off * s->bdiv) >> 40) * s->bsize != off ||
-               (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
+  size_t i = (size_t)((off * s->bdiv) >> 40);
+  if (unlikely(i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
     bad_pointer(p, who);
+  *idx = i;
   return s;
 }
 
 PA_HIDDEN void pa_free(void* p) {
   if (p == NULL) return;
-  pa_span_t* s = small_span_checked(p, "free");
+  size_t i;
+  pa_span_t* s = small_span_checked(p, "free", &i);
   if (unlikely(s == NULL)) { free_other(pa_chunk_of(p), p); return; }
   pa_block_t* b = (pa_block_t*)p;
   pa_heap_t* h = pa_heap;
-  if (unlikely(b->key == ((uintptr_t)b ^ pa_key))) maybe_double_free(h, s, b);
   if (likely(s->heap == h)) {
+    _Atomic(uint64_t)* w = &s->bits[i >> 6];
+    uint64_t v = atomic_load_explicit(w, memory_order_relaxed), m = 1ULL << (i & 63);
+    if (unlikely((v & m) == 0)) double_free(p);
+    atomic_store_explicit(w, v & ~m, memory_order_relaxed);
     b->next = s->free;
-    b->key = (uintptr_t)b ^ pa_key;
     s->free = b;
     h->n_free++;
     if (unlikely(--s->used == 0 || s->in_full)) pa_free_local_slow(h, s);
     return;
   }
-  free_remote(s, b);
+  free_remote(s, b, i);
 }
 
 /* Local free emptied the span, or hit a full one. */
@@ -131,8 +126,7 @@ PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s) {
   if (s->in_full) pa_span_unfull(h, s);
   if (s->used != 0 || h->cur[s->cls] == s) return;
   /* empty and not the class's current span: back to the chunk */
-  if (s->prev) s->prev->next = s->next; else h->queue[s->cls] = s->next;
-  if (s->next) s->next->prev = s->prev;
+  pa_queue_remove(h, s);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
   pa_span_release(s);
 }
@@ -143,6 +137,7 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
   while (b != NULL) {
     pa_block_t* next = b->next;
     pa_span_t* s = pa_span_of(pa_chunk_of(b), b);
+    pa_bit_clear(s, pa_block_index(s, b));
     b->next = s->free;
     s->free = b;
     --s->used;
@@ -153,8 +148,12 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
 
 PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
   void* p = (void*)cp;
-  pa_span_t* s = small_span_checked(p, who);
-  if (s != NULL) return s->bsize;
+  size_t i;
+  pa_span_t* s = small_span_checked(p, who, &i);
+  if (s != NULL) {
+    if ((atomic_load_explicit(&s->bits[i >> 6], memory_order_relaxed) & (1ULL << (i & 63))) == 0) bad_pointer(p, who);
+    return s->bsize;
+  }
   pa_chunk* c = pa_chunk_of(p);
   if (c->kind == PA_CHUNK_HUGE) {
     if (c->huge_obj != p) bad_pointer(p, who);

@@ -73,11 +73,10 @@ PA_HIDDEN pa_heap_t* pa_heap_init_thread(void) {
   return h;
 }
 
-static void release_if_empty(pa_heap_t* h, pa_span_t* s, pa_span_t** list) {
+static void release_if_empty(pa_heap_t* h, pa_span_t* s) {
   pa_span_collect(s);
   if (s->used != 0) return;
-  if (s->prev) s->prev->next = s->next; else *list = s->next;
-  if (s->next) s->next->prev = s->prev;
+  pa_queue_remove(h, s);
   if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
   pa_span_release(s);
@@ -87,13 +86,13 @@ static void release_if_empty(pa_heap_t* h, pa_span_t* s, pa_span_t** list) {
 static void heap_collect_all(pa_heap_t* h) {
   pa_heap_collect_delayed(h);
   for (size_t c = 1; c < PA_NCLASS; c++) {
-    for (pa_span_t* s = h->queue[c], *n; s != NULL; s = n) { n = s->next; release_if_empty(h, s, &h->queue[c]); }
+    for (pa_span_t* s = h->queue[c], *n; s != NULL; s = n) { n = s->next; release_if_empty(h, s); }
     h->cur[c] = h->queue[c] ? h->queue[c] : &pa_span_empty;
   }
   for (pa_span_t* s = h->full, *n; s != NULL; s = n) {
     n = s->next;
     uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_acquire);
-    if ((tf & ~PA_TF_DELAYED) != 0 || s->used == 0) { pa_span_unfull(h, s); release_if_empty(h, s, &h->queue[s->cls]); }
+    if ((tf & ~PA_TF_DELAYED) != 0 || s->used == 0) { pa_span_unfull(h, s); release_if_empty(h, s); }
   }
   for (size_t c = 1; c < PA_NCLASS; c++) h->cur[c] = h->queue[c] ? h->queue[c] : &pa_span_empty;
 }

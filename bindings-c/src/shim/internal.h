@@ -44,6 +44,7 @@
 #define PA_ADDR_BITS   47
 #define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
 #define PA_ALIGN_MIN   16
+#define PA_SPAN_BITS_WORDS (PA_SLICE / 16 / 64)                   /* a 64 KiB span of 16-byte blocks */
 
 /* Size classes: 16..128 every 16 B (classes 1..8), then 8 per doubling
  * (spacing <= 12.5 %) up to 256 KiB (class 96). Class 0 is unused. */
@@ -55,12 +56,11 @@
 
 typedef struct pa_block_s {
   struct pa_block_s* next;
-  uintptr_t          key;      /* (address ^ pa_key) while free: double-free detection */
 } pa_block_t;
 
 struct pa_heap_s;
 
-enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER };
+enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER, PA_SPAN_TAIL /* not the first slice */ };
 
 /* thread_free holds a block pointer with a tag in bit 0:
  *   0 — remote frees push the block onto this list;
@@ -89,6 +89,7 @@ typedef struct pa_span_s {
   struct pa_span_s*  prev;
   struct pa_span_s*  next;
   void*              obj;      /* LARGE: the pointer handed out (aligned allocations) */
+  _Atomic(uint64_t)* bits;     /* SMALL: bit per block, 1 = handed out (double-free detection) */
 } pa_span_t;
 
 enum { PA_CHUNK_REGULAR = 1, PA_CHUNK_HUGE = 2 };
@@ -125,12 +126,14 @@ typedef struct pa_ck_s {
   size_t             huge_req; /* HUGE: bytes requested */
   uint64_t           used_map[PA_MAX_SLICES / 64];
   uint16_t*          slice_head; /* slice -> index of the first slice of its span */
+  _Atomic(uint64_t)* bitmaps;  /* allocated bits, PA_SPAN_BITS_WORDS words per (first) slice */
   pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
 } pa_chunk;
 
 typedef struct pa_heap_s {
   pa_span_t*         cur[PA_NCLASS];    /* span the fast path allocates from */
-  pa_span_t*         queue[PA_NCLASS];  /* spans of that class that may have room */
+  pa_span_t*         queue[PA_NCLASS];  /* spans of that class that may have room (first) */
+  pa_span_t*         qlast[PA_NCLASS];  /* ... and the last: spans back from the full list queue up here */
   pa_span_t*         full;              /* spans with no room (thread_free tagged DELAYED) */
   _Atomic(pa_block_t*) delayed;         /* blocks freed by others into full spans */
   uint64_t           n_malloc, n_free, n_remote;
@@ -158,7 +161,6 @@ enum { PA_REGSEL_AUTO = 0, PA_REGSEL_VERBS, PA_REGSEL_URING, PA_REGSEL_MLOCK, PA
 
 extern PA_HIDDEN pa_opts_t pa_opts;
 extern PA_HIDDEN _Atomic(uint8_t)* pa_table;
-extern PA_HIDDEN uintptr_t pa_key;
 extern PA_HIDDEN int pa_inited;
 extern PA_HIDDEN pa_heap_t pa_heap_empty;
 extern PA_HIDDEN pa_span_t pa_span_empty;
@@ -198,9 +200,54 @@ static inline pa_chunk* pa_chunk_of(const void* p) {
   return (pa_chunk*)(a & ~(((uintptr_t)1 << sh) - 1));
 }
 
+/* The descriptor of the span holding p: the slice's own entry when p is in
+ * the first slice of its span (one load), else through slice_head. */
 static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
   size_t sl = ((uintptr_t)p - (uintptr_t)c) >> PA_SLICE_SHIFT;
-  return &c->spans[c->slice_head[sl]];
+  pa_span_t* s = &c->spans[sl];
+  if (unlikely(s->kind == PA_SPAN_TAIL)) s = &c->spans[c->slice_head[sl]];
+  return s;
+}
+
+/* Index of the block at p (p inside the span): offset * ceil(2^40 / bsize)
+ * >> 40 is exact for offsets below 2^20 (spans with small blocks are at most
+ * 1 MiB), and lets free check "p is a block start" without a divide. */
+static inline size_t pa_block_index(const pa_span_t* s, const void* p) {
+  return (size_t)(((uint64_t)((const char*)p - s->start) * s->bdiv) >> 40);
+}
+
+/* The allocated bit of a block. The owner sets and clears bits with plain
+ * (relaxed load + store) read-modify-writes; other threads clear bits with
+ * an atomic AND when they free. An owner write may resurrect a bit a remote
+ * freer just cleared (the owner's RMW is not atomic): that only loses a
+ * detection, never a block — the owner clears the bit again when it
+ * collects the remote free. */
+static inline void pa_bit_set(pa_span_t* s, size_t i) {
+  _Atomic(uint64_t)* w = &s->bits[i >> 6];
+  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) | (1ULL << (i & 63)), memory_order_relaxed);
+}
+static inline void pa_bit_clear(pa_span_t* s, size_t i) {
+  _Atomic(uint64_t)* w = &s->bits[i >> 6];
+  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) & ~(1ULL << (i & 63)), memory_order_relaxed);
+}
+
+/* Class queues (owner only). New spans go to the front (they become the
+ * current span); spans coming back from the full list go to the back, so
+ * they gather more free blocks before the fast path uses them again. */
+static inline void pa_queue_remove(pa_heap_t* h, pa_span_t* s) {
+  if (s->prev) s->prev->next = s->next; else h->queue[s->cls] = s->next;
+  if (s->next) s->next->prev = s->prev; else h->qlast[s->cls] = s->prev;
+  s->prev = s->next = NULL;
+}
+static inline void pa_queue_push_front(pa_heap_t* h, pa_span_t* s) {
+  s->prev = NULL; s->next = h->queue[s->cls];
+  if (s->next) s->next->prev = s; else h->qlast[s->cls] = s;
+  h->queue[s->cls] = s;
+}
+static inline void pa_queue_push_back(pa_heap_t* h, pa_span_t* s) {
+  s->next = NULL; s->prev = h->qlast[s->cls];
+  if (s->prev) s->prev->next = s; else h->queue[s->cls] = s;
+  h->qlast[s->cls] = s;
 }
 
 /* ------------------------------------------------------------------------- */
