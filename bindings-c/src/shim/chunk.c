@@ -60,6 +60,7 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
     c->spans[0].kind = PA_SPAN_HEADER;
     c->spans[0].nslices = c->hdr_slices;
     for (size_t i = 0; i < n; i++) {
+      c->spans[i].check = PA_SPAN_CHECK;
       if (i < c->hdr_slices) {
         c->slice_head[i] = 0; c->used_map[i / 64] |= 1ULL << (i % 64);
         if (i > 0) c->spans[i].kind = PA_SPAN_TAIL;
@@ -72,7 +73,7 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
     atomic_fetch_add(&pa_gstats.huge_chunks, 1);
     atomic_fetch_add(&pa_gstats.huge_bytes, size);
   }
-  table_set(c, size, c->shift);
+  table_set(c, size, (uint8_t)(c->shift | (kind == PA_CHUNK_HUGE ? PA_TABLE_HUGE : 0)));
   pa_register_chunk(c);
   return c;
 }
@@ -106,6 +107,7 @@ static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
   c->free_slices -= (uint32_t)n;
   pa_span_t* s = &c->spans[i];
   memset(s, 0, sizeof(*s));
+  s->check = PA_SPAN_CHECK;
   s->nslices = (uint32_t)n;
   s->start = (char*)c + (i << PA_SLICE_SHIFT);
   s->end = s->start + (n << PA_SLICE_SHIFT);

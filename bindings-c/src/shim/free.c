@@ -34,6 +34,7 @@ static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
 
 /* Everything but a block of a small span. */
 static PA_COLD void free_other(pa_chunk* c, void* p) {
+  if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     void* obj = atomic_load_explicit((_Atomic(void*)*)&c->huge_obj, memory_order_acquire);
     if (obj == NULL) {
@@ -86,12 +87,21 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b, size_t i) {
 --------------------------------------------------------------------------- */
 
 static inline pa_span_t* small_span_checked(void* p, const char* who, size_t* idx) {
-  pa_chunk* c = pa_chunk_of(p);
-  if (unlikely(c == NULL)) bad_pointer(p, who);
-  if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
-  if (unlikely(c->kind != PA_CHUNK_REGULAR)) return NULL;
-  pa_span_t* s = pa_span_of(c, p);
-  if (unlikely(s->kind != PA_SPAN_SMALL)) return NULL;
+  uintptr_t a = (uintptr_t)p;
+  if (unlikely(a >> PA_ADDR_BITS)) bad_pointer(p, who);
+  uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
+  if (unlikely(t == 0)) bad_pointer(p, who);
+  if (unlikely(t & PA_TABLE_HUGE)) return NULL;
+  pa_chunk* c = (pa_chunk*)(a & ~(((uintptr_t)1 << t) - 1));
+  /* the span descriptor is found by address arithmetic alone */
+  pa_span_t* s = &c->spans[(a - (uintptr_t)c) >> PA_SLICE_SHIFT];
+  if (unlikely(s->check != PA_SPAN_CHECK)) corrupt_chunk(p);
+  if (unlikely(s->kind != PA_SPAN_SMALL)) {
+    if (s->kind != PA_SPAN_TAIL) return NULL;
+    s = &c->spans[c->slice_head[(a - (uintptr_t)c) >> PA_SLICE_SHIFT]];
+    if (unlikely(s->check != PA_SPAN_CHECK)) corrupt_chunk(p);
+    if (s->kind != PA_SPAN_SMALL) return NULL;
+  }
   uint64_t off = (uint64_t)((char*)p - s->start);
   size_t i = (size_t)((off * s->bdiv) >> 40);
   if (unlikely(i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
@@ -155,6 +165,7 @@ PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
     return s->bsize;
   }
   pa_chunk* c = pa_chunk_of(p);
+  if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     if (c->huge_obj != p) bad_pointer(p, who);
     return (size_t)((char*)c + ((size_t)1 << c->shift) - (char*)p);

@@ -17,9 +17,10 @@
  * object gets a chunk of its own (kind PA_CHUNK_HUGE), kept for reuse.
  *
  * Owner lookup: pa_table[addr >> 21] is 0 for addresses that are not ours,
- * else log2 of the size of the chunk that covers them, so the chunk is
- * addr & ~(2^shift - 1). The header's magic and the span descriptor then
- * validate the pointer in O(1).
+ * else log2 of the size of the chunk that covers them (bit 7 set for a huge
+ * chunk), so the chunk is addr & ~(2^shift - 1). The span descriptor (its
+ * check word, kind, block geometry, allocated bits) then validates the
+ * pointer in O(1); free reads no other line of the chunk header.
  */
 #ifndef PA_SHIM_INTERNAL_H
 #define PA_SHIM_INTERNAL_H
@@ -51,6 +52,9 @@
 #define PA_NCLASS      97
 #define PA_SMALL_MAX   ((size_t)256 << 10)
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
+#define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
+#define PA_TABLE_HUGE  0x80                                   /* table byte: chunk of one huge object */
+#define PA_TABLE_SHIFT_MASK 0x3f
 
 /* ------------------------------------------------------------------------- */
 
@@ -71,7 +75,7 @@ enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER, PA_SPAN_T
 #define PA_TF_DELAYED ((uintptr_t)1)
 
 typedef struct pa_span_s {
-  /* owner-thread fields: fast path first */
+  /* first cache line: everything malloc and a local free touch */
   pa_block_t*        free;     /* local free list */
   uint32_t           used;     /* blocks out (incl. those sitting on thread_free) */
   uint32_t           bsize;    /* block size */
@@ -80,17 +84,19 @@ typedef struct pa_span_s {
   uint8_t            cls;
   uint8_t            in_full;  /* on the heap's full list (owner only) */
   uint8_t            pad_;
-  uint32_t           nslices;
+  uint32_t           check;    /* PA_SPAN_CHECK: the header around it is intact */
   char*              start;
   _Atomic(char*)     bump;     /* blocks below bump were handed out at least once */
-  char*              end;
-  _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
   struct pa_heap_s*  heap;     /* owner; immutable while the span is in use */
+  _Atomic(uint64_t)* bits;     /* SMALL: bit per block, 1 = handed out (double-free detection) */
+  /* second line */
+  _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
+  char*              end;
   struct pa_span_s*  prev;
   struct pa_span_s*  next;
   void*              obj;      /* LARGE: the pointer handed out (aligned allocations) */
-  _Atomic(uint64_t)* bits;     /* SMALL: bit per block, 1 = handed out (double-free detection) */
-} pa_span_t;
+  uint32_t           nslices;
+} __attribute__((aligned(64))) pa_span_t;
 
 enum { PA_CHUNK_REGULAR = 1, PA_CHUNK_HUGE = 2 };
 
@@ -195,9 +201,9 @@ static inline size_t pa_size_class(size_t n) {
 static inline pa_chunk* pa_chunk_of(const void* p) {
   uintptr_t a = (uintptr_t)p;
   if (unlikely(a >> PA_ADDR_BITS)) return NULL;
-  uint8_t sh = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
-  if (unlikely(sh == 0)) return NULL;
-  return (pa_chunk*)(a & ~(((uintptr_t)1 << sh) - 1));
+  uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
+  if (unlikely(t == 0)) return NULL;
+  return (pa_chunk*)(a & ~(((uintptr_t)1 << (t & PA_TABLE_SHIFT_MASK)) - 1));
 }
 
 /* The descriptor of the span holding p: the slice's own entry when p is in

@@ -72,7 +72,7 @@ TEST(shim_bad_double_free_large_and_huge) {
 static void corrupt_then_free(void* p) {
   pinarena_region_t r;
   pinarena_lookup(p, 1, &r);
-  memset(r.base, 0x41, 8);                  /* the chunk header's magic */
+  memset(r.base, 0x41, 16384);              /* the chunk header: magic and span descriptors */
   free(p);
 }
 
