@@ -47,8 +47,8 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   pa_block_t* head = (pa_block_t*)(tf & ~PA_TF_DELAYED);
   pa_block_t* tail = head;
   size_t n = 1;
-  pa_bit_clear(s, pa_block_index(s, head));
-  while (tail->next != NULL) { tail = tail->next; n++; pa_bit_clear(s, pa_block_index(s, tail)); }
+  pa_bit_check_clear(s, head);     /* a clear bit here: the block was freed twice */
+  while (tail->next != NULL) { tail = tail->next; n++; pa_bit_check_clear(s, tail); }
   tail->next = s->free;
   s->free = head;
   s->used -= (uint32_t)n;

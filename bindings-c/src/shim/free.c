@@ -5,7 +5,10 @@
  * magic must be intact, the span must be in use, and the pointer must be the
  * start of a block that was handed out, and its allocated bit (span
  * metadata, see pa_bit_set) must be set: a clear bit is a double free. The
- * block itself is not read, so a free costs no cache miss on cold memory. */
+ * block itself is not read, so a free costs no cache miss on cold memory.
+ * Double frees involving another thread are caught when the owner takes the
+ * remote frees in (pa_span_collect) — at the owner's next free into that
+ * span or its next refill, whichever comes first. */
 #include "internal.h"
 
 #include <errno.h>
@@ -55,9 +58,15 @@ static PA_COLD void free_other(pa_chunk* c, void* p) {
    Remote free
 --------------------------------------------------------------------------- */
 
-static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b, size_t i) {
-  uint64_t m = 1ULL << (i & 63);
-  if (unlikely((atomic_fetch_and_explicit(&s->bits[i >> 6], ~m, memory_order_relaxed) & m) == 0)) double_free(b);
+PA_HIDDEN void pa_bit_check_clear(pa_span_t* s, void* b) {
+  size_t i = pa_block_index(s, b);
+  _Atomic(uint64_t)* w = &s->bits[i >> 6];
+  uint64_t v = atomic_load_explicit(w, memory_order_relaxed), m = 1ULL << (i & 63);
+  if (unlikely((v & m) == 0)) double_free(b);
+  atomic_store_explicit(w, v & ~m, memory_order_relaxed);
+}
+
+static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
   pa_heap->n_remote++;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   for (;;) {
@@ -118,6 +127,9 @@ PA_HIDDEN void pa_free(void* p) {
   pa_block_t* b = (pa_block_t*)p;
   pa_heap_t* h = pa_heap;
   if (likely(s->heap == h)) {
+    /* Remote frees pending: take them first, so a block another thread
+       already freed is caught here as a double free (collect clears bits). */
+    if (unlikely(atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED)) pa_span_collect(s);
     _Atomic(uint64_t)* w = &s->bits[i >> 6];
     uint64_t v = atomic_load_explicit(w, memory_order_relaxed), m = 1ULL << (i & 63);
     if (unlikely((v & m) == 0)) double_free(p);
@@ -128,7 +140,7 @@ PA_HIDDEN void pa_free(void* p) {
     if (unlikely(--s->used == 0 || s->in_full)) pa_free_local_slow(h, s);
     return;
   }
-  free_remote(s, b, i);
+  free_remote(s, b);
 }
 
 /* Local free emptied the span, or hit a full one. */
@@ -147,7 +159,7 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
   while (b != NULL) {
     pa_block_t* next = b->next;
     pa_span_t* s = pa_span_of(pa_chunk_of(b), b);
-    pa_bit_clear(s, pa_block_index(s, b));
+    pa_bit_check_clear(s, b);
     b->next = s->free;
     s->free = b;
     --s->used;

@@ -222,12 +222,11 @@ static inline size_t pa_block_index(const pa_span_t* s, const void* p) {
   return (size_t)(((uint64_t)((const char*)p - s->start) * s->bdiv) >> 40);
 }
 
-/* The allocated bit of a block. The owner sets and clears bits with plain
- * (relaxed load + store) read-modify-writes; other threads clear bits with
- * an atomic AND when they free. An owner write may resurrect a bit a remote
- * freer just cleared (the owner's RMW is not atomic): that only loses a
- * detection, never a block — the owner clears the bit again when it
- * collects the remote free. */
+/* The allocated bit of a block: set by malloc, cleared by a local free or
+ * when the owner collects remote frees — only ever by the owning thread, so
+ * plain read-modify-writes (relaxed atomics only to keep readers defined).
+ * Remote freers never touch the bits: no cache line shared with the owner's
+ * hot metadata on the producer/consumer path. */
 static inline void pa_bit_set(pa_span_t* s, size_t i) {
   _Atomic(uint64_t)* w = &s->bits[i >> 6];
   atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) | (1ULL << (i & 63)), memory_order_relaxed);
@@ -236,6 +235,10 @@ static inline void pa_bit_clear(pa_span_t* s, size_t i) {
   _Atomic(uint64_t)* w = &s->bits[i >> 6];
   atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) & ~(1ULL << (i & 63)), memory_order_relaxed);
 }
+
+/* Clear the bit of a block coming back through a remote free; a bit that is
+ * already clear means the block was freed twice (free.c, aborts). */
+PA_HIDDEN void pa_bit_check_clear(pa_span_t* s, void* b);
 
 /* Class queues (owner only). New spans go to the front (they become the
  * current span); spans coming back from the full list go to the back, so

@@ -89,3 +89,19 @@ TEST(shim_bad_realloc_and_usable_size) {
   su_expect_abort(bad_realloc, &local, "realloc(): invalid pointer", &local);
   su_expect_abort(bad_usable, &local, "malloc_usable_size(): invalid pointer", &local);
 }
+
+static void twice_remote(void* p) {
+  pthread_t t;
+  pthread_create(&t, NULL, thread_free, p);   /* two frees, both from other threads */
+  pthread_join(t, NULL);
+  pthread_create(&t, NULL, thread_free, p);
+  pthread_join(t, NULL);
+  for (int i = 0; i < 200000; i++) { void* q = malloc(40); (void)q; }   /* owner refills: collects them */
+}
+
+TEST(shim_bad_double_free_remote_remote) {
+  /* Remote frees do not touch the owner's metadata; the owner catches the
+     duplicate when it takes the remote frees in. */
+  void* p = malloc(40);
+  su_expect_abort(twice_remote, p, "double free", p);
+}
