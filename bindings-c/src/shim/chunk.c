@@ -179,9 +179,11 @@ PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
    Huge objects: a chunk each, kept for reuse
 --------------------------------------------------------------------------- */
 
+_Static_assert(sizeof(pa_chunk) <= PA_HUGE_HDR, "a huge chunk header must fit before the object");
+
 PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align) {
-  size_t pad = align > PA_SLICE ? align : 0;
-  size_t need = PA_SLICE + size + pad;
+  size_t pad = align > PA_HUGE_HDR ? align : 0;
+  size_t need = PA_HUGE_HDR + size + pad;
   if (need < size) { errno = ENOMEM; return NULL; }
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
@@ -201,8 +203,8 @@ PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align) {
     pa_huge_all = c;
     pthread_mutex_unlock(&pa_chunk_lock);
   }
-  uintptr_t obj = (uintptr_t)c + PA_SLICE;
-  if (align > PA_SLICE) obj = (obj + align - 1) & ~(uintptr_t)(align - 1);
+  uintptr_t obj = (uintptr_t)c + PA_HUGE_HDR;
+  if (align > PA_HUGE_HDR) obj = (obj + align - 1) & ~(uintptr_t)(align - 1);
   c->huge_req = size;
   atomic_store_explicit((_Atomic(void*)*)&c->huge_obj, (void*)obj, memory_order_release);
   atomic_fetch_add(&pa_gstats.huge_allocs, 1);

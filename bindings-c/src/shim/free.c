@@ -41,7 +41,7 @@ static PA_COLD void free_other(pa_chunk* c, void* p) {
   if (c->kind == PA_CHUNK_HUGE) {
     void* obj = atomic_load_explicit((_Atomic(void*)*)&c->huge_obj, memory_order_acquire);
     if (obj == NULL) {
-      if ((uintptr_t)p >= (uintptr_t)c + PA_SLICE) double_free(p);
+      if ((uintptr_t)p >= (uintptr_t)c + PA_HUGE_HDR) double_free(p);
       bad_pointer(p, "free");
     }
     if (obj != p) bad_pointer(p, "free");

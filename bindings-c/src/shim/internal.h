@@ -45,6 +45,7 @@
 #define PA_ADDR_BITS   47
 #define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
 #define PA_ALIGN_MIN   16
+#define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
 #define PA_SPAN_BITS_WORDS (PA_SLICE / 16 / 64)                   /* a 64 KiB span of 16-byte blocks */
 
 /* Size classes: 16..128 every 16 B (classes 1..8), then 8 per doubling
