@@ -18,6 +18,29 @@ int main(int argc, char** argv) {
   void (*wstats)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "pinarena_write_stats");
   if (lookup == NULL) { printf("shim not loaded\n"); return 2; }
   size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 16;
+  if (argc > 2 && strcmp(argv[2], "verbs") == 0) {
+    /* The application's PD, adopted by the shim: chunks registered before are
+       registered again under it, later ones directly. */
+    void* early = malloc(1000);                        /* registered before the adoption */
+    void* ib = dlopen("libibverbs.so.1", RTLD_NOW);
+    if (ib == NULL) { printf("probe: no libibverbs\n"); return 4; }
+    void** (*get_list)(int*) = (void** (*)(int*))dlsym(ib, "ibv_get_device_list");
+    void* (*open_dev)(void*) = (void* (*)(void*))dlsym(ib, "ibv_open_device");
+    void* (*alloc_pd)(void*) = (void* (*)(void*))dlsym(ib, "ibv_alloc_pd");
+    int n = 0;
+    void** list = get_list(&n);
+    if (list == NULL || n == 0) { printf("probe: no RDMA device\n"); return 4; }
+    void* ctx = open_dev(list[0]);
+    void* pd = ctx ? alloc_pd(ctx) : NULL;
+    int (*set_pd)(void*) = (int (*)(void*))dlsym(RTLD_DEFAULT, "pinarena_set_pd");
+    void* (*get_pd)(void) = (void* (*)(void))dlsym(RTLD_DEFAULT, "pinarena_pd");
+    int rc = set_pd(pd);
+    pinarena_region_t r;
+    int lr = lookup(early, 1000, &r);
+    printf("probe: set_pd=%d pd_adopted=%s early_lookup=%d backend=%d lkey=%u rkey=%u\n", rc,
+           get_pd() == pd ? "yes" : "no", lr, r.backend, r.lkey, r.rkey);
+    if (rc != 0 || get_pd() != pd || lr != 0 || r.backend != PINARENA_BACKEND_VERBS) return 5;
+  }
   int reg = 0, unreg = 0;
   for (size_t i = 0; i < mib; i++) {
     char* p = malloc(1 << 20);
