@@ -112,7 +112,18 @@ static void read_options(void) {
   pa_opts.verbose = (v != NULL && *v != '0');
 }
 
+/* Filled before the first allocation: class 1 for 0 (malloc(0) gets 16 bytes). */
+PA_HIDDEN uint8_t pa_class_1k[1024 / 16 + 1] = { [0 ... 1024 / 16] = 1 };
+
+static size_t class_of(size_t n) {
+  if (n <= 128) return n == 0 ? 1 : (n + 15) >> 4;
+  size_t m = n - 1;
+  unsigned b = 63u - (unsigned)__builtin_clzl(m);
+  return 9 + (b - 7) * 8 + ((m >> (b - 3)) & 7);
+}
+
 static void class_sizes(void) {
+  for (size_t i = 0; i <= 1024 / 16; i++) pa_class_1k[i] = (uint8_t)class_of(i * 16);
   for (size_t c = 1; c < PA_NCLASS; c++) {
     if (c <= 8) { pa_class_size[c] = (uint32_t)(c * 16); continue; }
     size_t b = 7 + (c - 9) / 8, m = (c - 9) % 8;

@@ -192,8 +192,10 @@ extern PA_HIDDEN pa_gstats_t pa_gstats;
 /* ------------------------------------------------------------------------- */
 /* size classes */
 
+extern PA_HIDDEN uint8_t pa_class_1k[1024 / 16 + 1];   /* class of (n + 15) / 16 for n <= 1 KiB */
+
 static inline size_t pa_size_class(size_t n) {
-  if (n <= 128) return n == 0 ? 1 : (n + 15) >> 4;
+  if (likely(n <= 1024)) return pa_class_1k[(n + 15) >> 4];
   size_t m = n - 1;
   unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 7 */
   return 9 + (b - 7) * 8 + ((m >> (b - 3)) & 7);
