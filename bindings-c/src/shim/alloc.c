@@ -1,0 +1,212 @@
+/* alloc.c — malloc: the fast path (a pop from the current span of the size
+ * class) and, out of line, everything else: thread heap set-up, collecting
+ * remote frees, carving fresh blocks, new spans, large and huge objects,
+ * aligned allocation. */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
+
+/* ---------------------------------------------------------------------------
+   Fast path
+--------------------------------------------------------------------------- */
+
+static inline void* span_pop(pa_heap_t* h, pa_span_t* s) {
+  pa_block_t* b = s->free;
+  s->free = b->next;
+  s->used++;
+  pa_bit_set(s, pa_block_index(s, b));   /* handed out (metadata only: the block stays untouched) */
+  h->n_malloc++;
+  return b;
+}
+
+PA_HIDDEN void* pa_malloc(size_t n) {
+  pa_heap_t* h = pa_heap;
+  if (likely(n <= PA_SMALL_MAX)) {
+    pa_span_t* s = h->cur[pa_size_class(n)];
+    if (likely(s->free != NULL)) return span_pop(h, s);
+  }
+  return pa_malloc_generic(h, n);
+}
+
+/* ---------------------------------------------------------------------------
+   Slow path: spans of a size class
+--------------------------------------------------------------------------- */
+
+/* Move remote frees (thread_free) to the local free list. Owner only.
+ * Keeps the DELAYED tag as it is. Returns the number of blocks moved. */
+PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
+  uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
+  if ((tf & ~PA_TF_DELAYED) == 0) return 0;
+  /* acquire: pairs with the freer's release CAS, so the blocks' next
+     pointers written before the push are visible here */
+  while (!atomic_compare_exchange_weak_explicit(&s->thread_free, &tf, tf & PA_TF_DELAYED,
+                                                memory_order_acquire, memory_order_relaxed)) {}
+  pa_block_t* head = (pa_block_t*)(tf & ~PA_TF_DELAYED);
+  pa_block_t* tail = head;
+  size_t n = 1;
+  pa_bit_check_clear(s, head);     /* a clear bit here: the block was freed twice */
+  while (tail->next != NULL) { tail = tail->next; n++; pa_bit_check_clear(s, tail); }
+  tail->next = s->free;
+  s->free = head;
+  s->used -= (uint32_t)n;
+  return n;
+}
+
+/* Carve up to ~4 KiB of never-used blocks from the bump area. */
+static void span_extend(pa_span_t* s) {
+  char* bump = atomic_load_explicit(&s->bump, memory_order_relaxed);
+  size_t bs = s->bsize;
+  size_t avail = (size_t)(s->end - bump) / bs;
+  size_t n = 4096 / bs;
+  if (n < 4) n = 4;
+  if (n > avail) n = avail;
+  if (n == 0) return;
+  pa_block_t* first = (pa_block_t*)bump;
+  char* p = bump;
+  for (size_t i = 1; i < n; i++, p += bs) ((pa_block_t*)p)->next = (pa_block_t*)(p + bs);
+  ((pa_block_t*)p)->next = s->free;
+  s->free = first;
+  atomic_store_explicit(&s->bump, bump + n * bs, memory_order_relaxed);
+}
+
+static inline void list_unlink(pa_span_t** list, pa_span_t* s) {
+  if (s->prev) s->prev->next = s->next; else *list = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->prev = s->next = NULL;
+}
+
+static inline void list_push(pa_span_t** list, pa_span_t* s) {
+  s->prev = NULL;
+  s->next = *list;
+  if (*list) (*list)->prev = s;
+  *list = s;
+}
+
+/* Span has no room: park it on the full list. From now on the first remote
+ * free clears the DELAYED tag and reports its block through heap->delayed.
+ * Returns 0 if parked, 1 if remote frees arrived meanwhile (span stays). */
+static int span_to_full(pa_heap_t* h, pa_span_t* s) {
+  uintptr_t expect = 0;
+  /* seq_cst: either we tag an empty list, or we see the block a freer pushed */
+  if (!atomic_compare_exchange_strong(&s->thread_free, &expect, PA_TF_DELAYED)) return 1;
+  pa_queue_remove(h, s);
+  list_push(&h->full, s);
+  s->in_full = 1;
+  if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
+  return 0;
+}
+
+/* Back from the full list to the class queue; clear the tag if still set. */
+PA_HIDDEN void pa_span_unfull(pa_heap_t* h, pa_span_t* s) {
+  if (!s->in_full) return;
+  list_unlink(&h->full, s);
+  pa_queue_push_back(h, s);
+  s->in_full = 0;
+  uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
+  while ((tf & PA_TF_DELAYED) &&
+         !atomic_compare_exchange_weak(&s->thread_free, &tf, tf & ~PA_TF_DELAYED)) {}
+}
+
+static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
+  size_t bs = pa_class_size[cls];
+  size_t bytes = bs <= 8192 ? PA_SLICE : ((4 * bs + PA_SLICE - 1) & ~(PA_SLICE - 1));
+  pa_span_t* s = pa_span_alloc(bytes >> PA_SLICE_SHIFT, 0);
+  if (s == NULL) return NULL;
+  s->kind = PA_SPAN_SMALL;
+  s->cls = (uint8_t)cls;
+  s->bsize = (uint32_t)bs;
+  s->bdiv = (((uint64_t)1 << 40) + bs - 1) / bs;
+  pa_chunk* c = pa_chunk_of(s);
+  s->bits = &c->bitmaps[(size_t)(s - c->spans) * PA_SPAN_BITS_WORDS];
+  size_t words = ((size_t)(s->end - s->start) / bs + 63) / 64;
+  for (size_t i = 0; i < words; i++) atomic_store_explicit(&s->bits[i], 0, memory_order_relaxed);
+  s->heap = h;
+  pa_queue_push_front(h, s);
+  return s;
+}
+
+static PA_NOINLINE pa_span_t* span_find(pa_heap_t* h, size_t cls) {
+  if (atomic_load_explicit(&h->delayed, memory_order_relaxed) != NULL) pa_heap_collect_delayed(h);
+  pa_span_t* s = h->queue[cls];
+  while (s != NULL) {
+    pa_span_t* next = s->next;
+    if (s->free == NULL) pa_span_collect(s);
+    if (s->free == NULL) span_extend(s);
+    if (s->free != NULL) { h->cur[cls] = s; return s; }
+    if (span_to_full(h, s) != 0) continue;      /* remote frees arrived: look again */
+    s = next;
+  }
+  s = span_new(h, cls);
+  if (s == NULL) return NULL;
+  span_extend(s);
+  h->cur[cls] = s;
+  return s;
+}
+
+static void* malloc_large(size_t n, size_t align);
+
+PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(pa_heap_t* h, size_t n) {
+  if (unlikely(h == &pa_heap_empty)) {
+    h = pa_heap_init_thread();
+    if (h == &pa_heap_empty) { errno = ENOMEM; return NULL; }
+  }
+  if (n > PA_SMALL_MAX) return malloc_large(n, PA_ALIGN_MIN);
+  size_t cls = pa_size_class(n);
+  pa_span_t* s = h->cur[cls];
+  if (s->free == NULL) {
+    s = span_find(h, cls);
+    if (s == NULL) return NULL;
+  }
+  return span_pop(h, s);
+}
+
+/* ---------------------------------------------------------------------------
+   Large (span of slices, one object) and huge (own chunk)
+--------------------------------------------------------------------------- */
+
+static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
+  if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
+  pa_ensure_init();
+  if (n <= pa_opts.chunk_size / 2 && align <= pa_opts.chunk_size / 4) {
+    size_t ns = (n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
+    pa_span_t* s = pa_span_alloc(ns, align);
+    if (s == NULL) return NULL;
+    s->kind = PA_SPAN_LARGE;
+    s->obj = s->start;
+    atomic_fetch_add(&pa_gstats.large_allocs, 1);
+    return s->obj;
+  }
+  pa_chunk* c = pa_huge_alloc(n, align);
+  return c ? c->huge_obj : NULL;
+}
+
+/* Power-of-two alignment > 16. Small: a size class whose block size is a
+ * multiple of the alignment (spans start 64 KiB aligned, so every block is
+ * aligned). Otherwise a large span or huge chunk aligned as asked. */
+PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align) {
+  if (align <= PA_ALIGN_MIN) return pa_malloc(n);
+  if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
+  if (n <= PA_SMALL_MAX && align <= PA_SLICE) {
+    pa_ensure_init();
+    size_t want = n < align ? align : n;
+    for (size_t cls = pa_size_class(want); cls < PA_NCLASS; cls++) {
+      if (pa_class_size[cls] % align != 0) continue;
+      pa_heap_t* h = pa_heap;
+      pa_span_t* s = h->cur[cls];
+      if (s->free == NULL) {
+        if (h == &pa_heap_empty) {
+          h = pa_heap_init_thread();
+          if (h == &pa_heap_empty) { errno = ENOMEM; return NULL; }
+        }
+        s = h->cur[cls];
+        if (s->free == NULL) s = span_find(h, cls);
+        if (s == NULL) return NULL;
+      }
+      return span_pop(h, s);
+    }
+  }
+  return malloc_large(n, align);
+}

@@ -1,0 +1,258 @@
+/* chunk.c — size-aligned chunks from the OS layer, the flat owner table,
+ * slice runs (spans) inside regular chunks, and dedicated huge chunks.
+ *
+ * Chunks are never unmapped, mremapped or madvised by the allocator; only
+ * pinarena_trim() releases wholly free chunks, after the release callback
+ * and the deregistration (see api.c). */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+PA_HIDDEN pthread_mutex_t pa_chunk_lock = PTHREAD_MUTEX_INITIALIZER;
+PA_HIDDEN pa_chunk* pa_chunks;
+PA_HIDDEN pa_chunk* pa_huge_chunks;   /* free huge chunks, by next_free */
+PA_HIDDEN pa_chunk* pa_huge_all;      /* every huge chunk, by next */
+PA_HIDDEN _Atomic(uint8_t)* pa_table;
+PA_HIDDEN pa_gstats_t pa_gstats;
+
+static unsigned log2_ceil(size_t x) {
+  if (x <= 1) return 0;
+  return 64u - (unsigned)__builtin_clzl(x - 1);
+}
+
+/* Publish (shift != 0) or withdraw (shift == 0) a chunk in the owner table.
+ * Release order: the header is fully written before any thread can find it. */
+static void table_set(pa_chunk* c, size_t size, uint8_t shift) {
+  uintptr_t g0 = (uintptr_t)c >> PA_TABLE_SHIFT, g1 = ((uintptr_t)c + size) >> PA_TABLE_SHIFT;
+  for (uintptr_t g = g0; g < g1; g++) atomic_store_explicit(&pa_table[g], shift, memory_order_release);
+}
+
+PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
+
+/* Map and set up one chunk. No lock held: registration may call malloc. */
+static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
+  pa_chunk_t os;
+  int saved = errno;
+  int rc = pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, &os);
+  errno = saved;                       /* fallbacks (hugetlb -> thp) are not the caller's error */
+  if (rc != 0) {
+    atomic_fetch_add(&pa_gstats.os_refusals, 1);
+    errno = ENOMEM;
+    return NULL;
+  }
+  pa_chunk* c = (pa_chunk*)os.addr;   /* fresh, populated, zero */
+  c->magic = PA_CHUNK_MAGIC;
+  c->shift = (uint8_t)log2_ceil(size);
+  c->kind = kind;
+  c->os = os;
+  if (kind == PA_CHUNK_REGULAR) {
+    size_t n = size >> PA_SLICE_SHIFT;
+    size_t hdr = sizeof(pa_chunk) + n * sizeof(pa_span_t);
+    c->slice_head = (uint16_t*)((char*)c + hdr);
+    hdr += n * sizeof(uint16_t);
+    hdr = (hdr + 63) & ~(size_t)63;
+    c->bitmaps = (_Atomic(uint64_t)*)((char*)c + hdr);   /* PA_SPAN_BITS_WORDS words per slice */
+    hdr += n * PA_SPAN_BITS_WORDS * sizeof(uint64_t);
+    c->nslices = (uint32_t)n;
+    c->hdr_slices = (uint32_t)((hdr + PA_SLICE - 1) >> PA_SLICE_SHIFT);
+    c->free_slices = c->nslices - c->hdr_slices;
+    c->spans[0].kind = PA_SPAN_HEADER;
+    c->spans[0].nslices = c->hdr_slices;
+    for (size_t i = 0; i < n; i++) {
+      c->spans[i].check = PA_SPAN_CHECK;
+      if (i < c->hdr_slices) {
+        c->slice_head[i] = 0; c->used_map[i / 64] |= 1ULL << (i % 64);
+        if (i > 0) c->spans[i].kind = PA_SPAN_TAIL;
+      }
+      else { c->slice_head[i] = (uint16_t)i; c->spans[i].kind = PA_SPAN_FREE; }
+    }
+    atomic_fetch_add(&pa_gstats.chunks, 1);
+    atomic_fetch_add(&pa_gstats.chunk_bytes, size);
+  } else {
+    atomic_fetch_add(&pa_gstats.huge_chunks, 1);
+    atomic_fetch_add(&pa_gstats.huge_bytes, size);
+  }
+  table_set(c, size, (uint8_t)(c->shift | (kind == PA_CHUNK_HUGE ? PA_TABLE_HUGE : 0)));
+  pa_register_chunk(c);
+  return c;
+}
+
+/* ---------------------------------------------------------------------------
+   Slice runs inside regular chunks (under pa_chunk_lock)
+--------------------------------------------------------------------------- */
+
+static inline int slice_used(const pa_chunk* c, size_t i) { return (int)((c->used_map[i / 64] >> (i % 64)) & 1); }
+
+static long find_run(pa_chunk* c, size_t n, size_t align_slices) {
+  if (c->free_slices < n) return -1;
+  size_t i = c->hdr_slices;
+  if (align_slices > 1) i = (i + align_slices - 1) & ~(align_slices - 1);
+  while (i + n <= c->nslices) {
+    size_t j = 0;
+    while (j < n && !slice_used(c, i + j)) j++;
+    if (j == n) return (long)i;
+    i += j + 1;                                       /* skip past the used slice */
+    if (align_slices > 1) i = (i + align_slices - 1) & ~(align_slices - 1);
+  }
+  return -1;
+}
+
+static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
+  for (size_t k = i; k < i + n; k++) {
+    c->used_map[k / 64] |= 1ULL << (k % 64);
+    c->slice_head[k] = (uint16_t)i;
+    if (k > i) c->spans[k].kind = PA_SPAN_TAIL;
+  }
+  c->free_slices -= (uint32_t)n;
+  pa_span_t* s = &c->spans[i];
+  memset(s, 0, sizeof(*s));
+  s->check = PA_SPAN_CHECK;
+  s->nslices = (uint32_t)n;
+  s->start = (char*)c + (i << PA_SLICE_SHIFT);
+  s->end = s->start + (n << PA_SLICE_SHIFT);
+  atomic_store_explicit(&s->bump, s->start, memory_order_relaxed);
+  return s;
+}
+
+PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
+  size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
+  pthread_mutex_lock(&pa_chunk_lock);
+  for (;;) {
+    for (pa_chunk* c = pa_chunks; c != NULL; c = c->next) {
+      long i = find_run(c, n, as);
+      if (i >= 0) {
+        pa_span_t* s = take_run(c, (size_t)i, n);
+        pthread_mutex_unlock(&pa_chunk_lock);
+        return s;
+      }
+    }
+    pthread_mutex_unlock(&pa_chunk_lock);
+    pa_chunk* c = chunk_new(pa_opts.chunk_size, PA_CHUNK_REGULAR);
+    if (c == NULL) return NULL;
+    pthread_mutex_lock(&pa_chunk_lock);
+    c->next = pa_chunks;               /* newest first: it has the most room */
+    pa_chunks = c;
+  }
+}
+
+PA_HIDDEN void pa_span_release(pa_span_t* s) {
+  pa_chunk* c = pa_chunk_of(s);
+  pthread_mutex_lock(&pa_chunk_lock);
+  size_t i = (size_t)(s - c->spans), n = s->nslices;
+  s->kind = PA_SPAN_FREE;
+  for (size_t k = i; k < i + n; k++) {
+    c->used_map[k / 64] &= ~(1ULL << (k % 64));
+    c->slice_head[k] = (uint16_t)k;
+    c->spans[k].kind = PA_SPAN_FREE;
+  }
+  c->free_slices += (uint32_t)n;
+  pthread_mutex_unlock(&pa_chunk_lock);
+}
+
+/* Grow a large span in place when the slices after it are free. */
+PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
+  pa_chunk* c = pa_chunk_of(s);
+  int ok = 0;
+  pthread_mutex_lock(&pa_chunk_lock);
+  size_t i = (size_t)(s - c->spans), old = s->nslices;
+  if (i + n <= c->nslices) {
+    size_t k = i + old;
+    while (k < i + n && !slice_used(c, k)) k++;
+    if (k == i + n) {
+      for (k = i + old; k < i + n; k++) {
+        c->used_map[k / 64] |= 1ULL << (k % 64);
+        c->slice_head[k] = (uint16_t)i;
+        c->spans[k].kind = PA_SPAN_TAIL;
+      }
+      c->free_slices -= (uint32_t)(n - old);
+      s->nslices = (uint32_t)n;
+      s->end = s->start + (n << PA_SLICE_SHIFT);
+      ok = 1;
+    }
+  }
+  pthread_mutex_unlock(&pa_chunk_lock);
+  return ok ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------------------
+   Huge objects: a chunk each, kept for reuse
+--------------------------------------------------------------------------- */
+
+_Static_assert(sizeof(pa_chunk) <= PA_HUGE_HDR, "a huge chunk header must fit before the object");
+
+PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align) {
+  size_t pad = align > PA_HUGE_HDR ? align : 0;
+  size_t need = PA_HUGE_HDR + size + pad;
+  if (need < size) { errno = ENOMEM; return NULL; }
+  unsigned sh = log2_ceil(need);
+  if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
+  if (sh >= PA_ADDR_BITS - 1) { errno = ENOMEM; return NULL; }
+  pa_chunk* c = NULL;
+  pthread_mutex_lock(&pa_chunk_lock);
+  for (pa_chunk** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
+    pa_chunk* f = *pp;
+    if (f->shift == sh || f->shift == sh + 1) { *pp = f->next_free; f->next_free = NULL; c = f; break; }
+  }
+  pthread_mutex_unlock(&pa_chunk_lock);
+  if (c == NULL) {
+    c = chunk_new((size_t)1 << sh, PA_CHUNK_HUGE);
+    if (c == NULL) return NULL;
+    pthread_mutex_lock(&pa_chunk_lock);
+    c->next = pa_huge_all;
+    pa_huge_all = c;
+    pthread_mutex_unlock(&pa_chunk_lock);
+  }
+  uintptr_t obj = (uintptr_t)c + PA_HUGE_HDR;
+  if (align > PA_HUGE_HDR) obj = (obj + align - 1) & ~(uintptr_t)(align - 1);
+  c->huge_req = size;
+  atomic_store_explicit((_Atomic(void*)*)&c->huge_obj, (void*)obj, memory_order_release);
+  atomic_fetch_add(&pa_gstats.huge_allocs, 1);
+  return c;
+}
+
+PA_HIDDEN void pa_huge_release(pa_chunk* c) {
+  pthread_mutex_lock(&pa_chunk_lock);
+  c->huge_obj = NULL;
+  c->next_free = pa_huge_chunks;
+  pa_huge_chunks = c;
+  pthread_mutex_unlock(&pa_chunk_lock);
+}
+
+/* Release wholly free chunks to the OS: callback, deregister, withdraw from
+ * the table, unmap. Returns the bytes released. */
+PA_HIDDEN size_t pa_trim_chunks(void) {
+  pa_chunk* victims = NULL;          /* chained by next_free */
+  pthread_mutex_lock(&pa_chunk_lock);
+  for (pa_chunk** pp = &pa_chunks; *pp != NULL;) {
+    pa_chunk* c = *pp;
+    if (c->free_slices == c->nslices - c->hdr_slices) { *pp = c->next; c->next_free = victims; victims = c; }
+    else pp = &c->next;
+  }
+  for (pa_chunk** pp = &pa_huge_all; *pp != NULL;) {
+    pa_chunk* c = *pp;
+    if (c->huge_obj == NULL) { *pp = c->next; c->next_free = victims; victims = c; }
+    else pp = &c->next;
+  }
+  pa_huge_chunks = NULL;
+  pthread_mutex_unlock(&pa_chunk_lock);
+  size_t total = 0;
+  while (victims != NULL) {
+    pa_chunk* c = victims;
+    victims = c->next_free;
+    size_t size = (size_t)1 << c->shift;
+    pa_register_notify_release(c);   /* the application hears it first */
+    pa_register_release(c);          /* then the pin goes */
+    table_set(c, size, 0);
+    pa_chunk_t os = c->os;
+    if (c->kind == PA_CHUNK_HUGE) { atomic_fetch_sub(&pa_gstats.huge_chunks, 1); atomic_fetch_sub(&pa_gstats.huge_bytes, size); }
+    else { atomic_fetch_sub(&pa_gstats.chunks, 1); atomic_fetch_sub(&pa_gstats.chunk_bytes, size); }
+    int saved = errno;
+    pa_os_unmap_chunk(&os);          /* not registered any more (invariant in os.h) */
+    errno = saved;
+    atomic_fetch_add(&pa_gstats.released_bytes, size);
+    atomic_fetch_add(&pa_gstats.released_chunks, 1);
+    total += size;
+  }
+  return total;
+}

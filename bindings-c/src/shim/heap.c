@@ -1,0 +1,145 @@
+/* heap.c — per-thread heaps.
+ *
+ * A thread's heap is found through one initial-exec TLS pointer. It starts
+ * as &pa_heap_empty, whose spans have no free blocks, so the first malloc of
+ * a thread falls into the slow path, which gives it a heap: an abandoned one
+ * (whole, with all its spans) if any, else a new one.
+ *
+ * Thread exit (pthread key destructor) hands the heap back: empty spans go
+ * back to their chunks, the heap with whatever is still allocated joins the
+ * abandoned list, and the next new thread adopts it whole. Because heaps are
+ * adopted whole and never freed, span->heap never changes while a span is in
+ * use, and a remote freer can always push onto that heap's `delayed` list.
+ */
+#include "internal.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+PA_HIDDEN pa_span_t pa_span_empty;     /* free == NULL: the fast path always misses */
+PA_HIDDEN pa_heap_t pa_heap_empty = {
+  .cur = { [0 ... PA_NCLASS - 1] = &pa_span_empty },
+};
+PA_HIDDEN __thread pa_heap_t* pa_heap __attribute__((tls_model("initial-exec"))) = &pa_heap_empty;
+PA_HIDDEN pthread_mutex_t pa_heap_lock = PTHREAD_MUTEX_INITIALIZER;
+PA_HIDDEN pa_heap_t* pa_heaps;
+static pa_heap_t* abandoned;
+static pthread_key_t heap_key;
+static int heap_key_made;
+
+/* Heaps come from small anonymous mappings; they are metadata, never
+ * registered and never freed (an abandoned heap is reused whole). */
+static char* meta_cur;
+static char* meta_end;
+
+static pa_heap_t* meta_heap(void) {
+  size_t sz = (sizeof(pa_heap_t) + 63) & ~(size_t)63;
+  if (meta_cur == NULL || meta_cur + sz > meta_end) {
+    size_t len = 64 * 1024;
+    char* p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    meta_cur = p; meta_end = p + len;
+  }
+  pa_heap_t* h = (pa_heap_t*)meta_cur;
+  meta_cur += sz;
+  return h;
+}
+
+static void heap_thread_done(void* arg);
+
+PA_HIDDEN pa_heap_t* pa_heap_init_thread(void) {
+  pa_ensure_init();
+  pthread_mutex_lock(&pa_heap_lock);
+  if (!heap_key_made) {                       /* lazily; pthread_key_create does not allocate */
+    if (pthread_key_create(&heap_key, heap_thread_done) == 0) heap_key_made = 1;
+  }
+  pa_heap_t* h = abandoned;
+  if (h != NULL) abandoned = h->next_abandoned;
+  else {
+    h = meta_heap();
+    if (h != NULL) {
+      memset(h, 0, sizeof(*h));
+      for (size_t i = 0; i < PA_NCLASS; i++) h->cur[i] = &pa_span_empty;
+      h->next_all = pa_heaps;
+      pa_heaps = h;
+    }
+  }
+  if (h != NULL) { h->live = 1; h->next_abandoned = NULL; }
+  pthread_mutex_unlock(&pa_heap_lock);
+  if (h == NULL) return &pa_heap_empty;
+  pa_heap = h;                                /* set first: setspecific may calloc (keys >= 32) */
+  if (heap_key_made) pthread_setspecific(heap_key, h);
+  return h;
+}
+
+static void release_if_empty(pa_heap_t* h, pa_span_t* s) {
+  pa_span_collect(s);
+  if (s->used != 0) return;
+  pa_queue_remove(h, s);
+  if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
+  atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
+  pa_span_release(s);
+}
+
+/* Give back what is free now; keep the rest with the heap. */
+static void heap_collect_all(pa_heap_t* h) {
+  pa_heap_collect_delayed(h);
+  for (size_t c = 1; c < PA_NCLASS; c++) {
+    for (pa_span_t* s = h->queue[c], *n; s != NULL; s = n) { n = s->next; release_if_empty(h, s); }
+    h->cur[c] = h->queue[c] ? h->queue[c] : &pa_span_empty;
+  }
+  for (pa_span_t* s = h->full, *n; s != NULL; s = n) {
+    n = s->next;
+    uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_acquire);
+    if ((tf & ~PA_TF_DELAYED) != 0 || s->used == 0) { pa_span_unfull(h, s); release_if_empty(h, s); }
+  }
+  for (size_t c = 1; c < PA_NCLASS; c++) h->cur[c] = h->queue[c] ? h->queue[c] : &pa_span_empty;
+}
+
+static void heap_thread_done(void* arg) {
+  pa_heap_t* h = (pa_heap_t*)arg;
+  if (h == NULL || h == &pa_heap_empty) return;
+  heap_collect_all(h);
+  pa_heap = &pa_heap_empty;                   /* a later malloc in this thread gets a heap again */
+  pthread_mutex_lock(&pa_heap_lock);
+  h->live = 0;
+  h->next_abandoned = abandoned;
+  abandoned = h;
+  pthread_mutex_unlock(&pa_heap_lock);
+}
+
+/* ---------------------------------------------------------------------------
+   fork: hold every lock across fork; the child keeps only its own heap
+--------------------------------------------------------------------------- */
+
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&pa_reg_lock);
+  pthread_mutex_lock(&pa_heap_lock);
+  pthread_mutex_lock(&pa_chunk_lock);
+}
+
+static void fork_parent(void) {
+  pthread_mutex_unlock(&pa_chunk_lock);
+  pthread_mutex_unlock(&pa_heap_lock);
+  pthread_mutex_unlock(&pa_reg_lock);
+}
+
+static void fork_child(void) {
+  pthread_mutex_init(&pa_chunk_lock, NULL);
+  pthread_mutex_init(&pa_heap_lock, NULL);
+  pthread_mutex_init(&pa_reg_lock, NULL);
+  /* The other threads are gone: their heaps are abandoned, to be adopted. */
+  for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) {
+    if (h == pa_heap || !h->live) continue;
+    h->live = 0;
+    h->next_abandoned = abandoned;
+    abandoned = h;
+  }
+  pa_register_atfork_child();
+}
+
+PA_HIDDEN void pa_atfork_install(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}

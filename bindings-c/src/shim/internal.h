@@ -1,0 +1,316 @@
+/* internal.h — the malloc shim's data structures and its inline fast-path
+ * helpers. One idea per file:
+ *   chunk.c     size-aligned chunks, the flat owner table, slices -> spans, huge chunks
+ *   heap.c      per-thread heaps: TLS, thread exit (hand back), adoption, fork
+ *   alloc.c     malloc fast path + generic slow path, aligned, realloc
+ *   free.c      free fast path, validation (invalid / double free), cross-thread free
+ *   register.c  registration of chunks (verbs via dlopen, io_uring, mlock, none)
+ *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
+ *   env.c       non-allocating getenv, options, messages, stats at exit
+ *   glibc.c     the exported malloc family and glibc-only entry points
+ *
+ * Layout. A chunk is N bytes aligned to N (N = 2^shift, default 4 MiB). A
+ * regular chunk is cut into 64 KiB slices; the first slice(s) hold the
+ * chunk header (pa_chunk_t: magic, registration, slice bitmap, one span
+ * descriptor per slice). A span is a run of slices: either a page of equal
+ * blocks of one size class (owned by one heap), or one large object. A huge
+ * object gets a chunk of its own (kind PA_CHUNK_HUGE), kept for reuse.
+ *
+ * Owner lookup: pa_table[addr >> 21] is 0 for addresses that are not ours,
+ * else log2 of the size of the chunk that covers them (bit 7 set for a huge
+ * chunk), so the chunk is addr & ~(2^shift - 1). The span descriptor (its
+ * check word, kind, block geometry, allocated bits) then validates the
+ * pointer in O(1); free reads no other line of the chunk header.
+ */
+#ifndef PA_SHIM_INTERNAL_H
+#define PA_SHIM_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include "../os.h"
+#include "../uring.h"
+
+#define PA_API     __attribute__((visibility("default")))
+#define PA_HIDDEN  __attribute__((visibility("hidden")))
+#define PA_COLD    __attribute__((noinline, cold))
+#define PA_NOINLINE __attribute__((noinline))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define PA_SLICE_SHIFT 16
+#define PA_SLICE       ((size_t)1 << PA_SLICE_SHIFT)          /* 64 KiB */
+#define PA_TABLE_SHIFT 21                                     /* table granule = 2 MiB = smallest chunk */
+#define PA_ADDR_BITS   47
+#define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
+#define PA_ALIGN_MIN   16
+#define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
+#define PA_SPAN_BITS_WORDS (PA_SLICE / 16 / 64)                   /* a 64 KiB span of 16-byte blocks */
+
+/* Size classes: 16..128 every 16 B (classes 1..8), then 8 per doubling
+ * (spacing <= 12.5 %) up to 256 KiB (class 96). Class 0 is unused. */
+#define PA_NCLASS      97
+#define PA_SMALL_MAX   ((size_t)256 << 10)
+#define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
+#define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
+#define PA_TABLE_HUGE  0x80                                   /* table byte: chunk of one huge object */
+#define PA_TABLE_SHIFT_MASK 0x3f
+
+/* ------------------------------------------------------------------------- */
+
+typedef struct pa_block_s {
+  struct pa_block_s* next;
+} pa_block_t;
+
+struct pa_heap_s;
+
+enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER, PA_SPAN_TAIL /* not the first slice */ };
+
+/* thread_free holds a block pointer with a tag in bit 0:
+ *   0 — remote frees push the block onto this list;
+ *   1 — USE_DELAYED: the owner moved the span to its full list; the next
+ *       remote freer clears the tag and pushes its block onto the owning
+ *       heap's `delayed` list instead, which tells the owner the span has
+ *       room again. Only one freer can win the tag (CAS). */
+#define PA_TF_DELAYED ((uintptr_t)1)
+
+typedef struct pa_span_s {
+  /* first cache line: everything malloc and a local free touch */
+  pa_block_t*        free;     /* local free list */
+  uint32_t           used;     /* blocks out (incl. those sitting on thread_free) */
+  uint32_t           bsize;    /* block size */
+  uint64_t           bdiv;     /* ceil(2^40 / bsize): offset % bsize check without a divide */
+  uint8_t            kind;     /* PA_SPAN_* */
+  uint8_t            cls;
+  uint8_t            in_full;  /* on the heap's full list (owner only) */
+  uint8_t            pad_;
+  uint32_t           check;    /* PA_SPAN_CHECK: the header around it is intact */
+  char*              start;
+  _Atomic(char*)     bump;     /* blocks below bump were handed out at least once */
+  struct pa_heap_s*  heap;     /* owner; immutable while the span is in use */
+  _Atomic(uint64_t)* bits;     /* SMALL: bit per block, 1 = handed out (double-free detection) */
+  /* second line */
+  _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
+  char*              end;
+  struct pa_span_s*  prev;
+  struct pa_span_s*  next;
+  void*              obj;      /* LARGE: the pointer handed out (aligned allocations) */
+  uint32_t           nslices;
+} __attribute__((aligned(64))) pa_span_t;
+
+enum { PA_CHUNK_REGULAR = 1, PA_CHUNK_HUGE = 2 };
+
+/* One registration record. Published by pointer (release) so the lookup
+ * reads a consistent record without locks; records are never freed. */
+typedef struct pa_regrec_s {
+  uintptr_t base;
+  size_t    len;
+  uint32_t  lkey, rkey;
+  int       backend;           /* PA_REG_* */
+  void*     mr;                /* verbs: struct ibv_mr* */
+  pa_uring_reg_t ureg;         /* io_uring */
+} pa_regrec_t;
+
+enum { PA_REG_NONE = 0, PA_REG_VERBS, PA_REG_URING, PA_REG_MLOCK };
+
+typedef struct pa_ck_s {
+  uint64_t           magic;
+  uint8_t            shift;
+  uint8_t            kind;     /* PA_CHUNK_* */
+  uint8_t            unregistered; /* registration refused (cap, RLIMIT_MEMLOCK, none) */
+  uint8_t            pending;  /* registration deferred (before constructors / during registrar init) */
+  uint32_t           nslices;
+  uint32_t           hdr_slices;
+  uint32_t           free_slices;
+  pa_chunk_t         os;       /* mapping as the OS layer reports it */
+  _Atomic(pa_regrec_t*) reg;   /* NULL: not registered */
+  pa_regrec_t        recs[2];  /* alternating, so a re-registration never rewrites the live one */
+  struct pa_ck_s* next;     /* all chunks (regular list or huge list) */
+  struct pa_ck_s* next_free;/* huge: free list */
+  struct pa_ck_s* next_pending; /* registration deferred */
+  void*              huge_obj; /* HUGE: pointer handed out, NULL when free */
+  size_t             huge_req; /* HUGE: bytes requested */
+  uint64_t           used_map[PA_MAX_SLICES / 64];
+  uint16_t*          slice_head; /* slice -> index of the first slice of its span */
+  _Atomic(uint64_t)* bitmaps;  /* allocated bits, PA_SPAN_BITS_WORDS words per (first) slice */
+  pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
+} pa_chunk;
+
+typedef struct pa_heap_s {
+  pa_span_t*         cur[PA_NCLASS];    /* span the fast path allocates from */
+  pa_span_t*         queue[PA_NCLASS];  /* spans of that class that may have room (first) */
+  pa_span_t*         qlast[PA_NCLASS];  /* ... and the last: spans back from the full list queue up here */
+  pa_span_t*         full;              /* spans with no room (thread_free tagged DELAYED) */
+  _Atomic(pa_block_t*) delayed;         /* blocks freed by others into full spans */
+  uint64_t           n_malloc, n_free, n_remote;
+  struct pa_heap_s*  next_all;
+  struct pa_heap_s*  next_abandoned;
+  int                live;              /* owned by a thread */
+} pa_heap_t;
+
+/* ------------------------------------------------------------------------- */
+/* globals */
+
+typedef struct pa_opts_s {
+  size_t  chunk_size;
+  uint8_t chunk_shift;
+  int     registrar;           /* PA_REGSEL_* */
+  char    ib_device[64];
+  pa_backing_t prefs[PA_BACK_COUNT];
+  size_t  nprefs;
+  uint64_t max_pinned;         /* 0 = no cap of our own */
+  char    stats_path[256];
+  int     verbose;
+} pa_opts_t;
+
+enum { PA_REGSEL_AUTO = 0, PA_REGSEL_VERBS, PA_REGSEL_URING, PA_REGSEL_MLOCK, PA_REGSEL_NONE };
+
+extern PA_HIDDEN pa_opts_t pa_opts;
+extern PA_HIDDEN _Atomic(uint8_t)* pa_table;
+extern PA_HIDDEN int pa_inited;
+extern PA_HIDDEN pa_heap_t pa_heap_empty;
+extern PA_HIDDEN pa_span_t pa_span_empty;
+extern PA_HIDDEN __thread pa_heap_t* pa_heap __attribute__((tls_model("initial-exec")));
+extern PA_HIDDEN pthread_mutex_t pa_chunk_lock;
+extern PA_HIDDEN pthread_mutex_t pa_heap_lock;
+extern PA_HIDDEN pthread_mutex_t pa_reg_lock;
+extern PA_HIDDEN pa_chunk* pa_chunks;        /* regular chunks */
+extern PA_HIDDEN pa_chunk* pa_huge_chunks;   /* free huge chunks (next_free) */
+extern PA_HIDDEN pa_chunk* pa_huge_all;      /* every huge chunk (next) */
+extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
+extern PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
+
+typedef struct pa_gstats_s {
+  _Atomic uint64_t chunks, chunk_bytes, huge_chunks, huge_bytes;
+  _Atomic uint64_t reg_chunks, reg_bytes, unreg_chunks, unreg_bytes;
+  _Atomic uint64_t large_allocs, huge_allocs, released_bytes, released_chunks;
+  _Atomic uint64_t os_refusals;
+} pa_gstats_t;
+extern PA_HIDDEN pa_gstats_t pa_gstats;
+
+/* ------------------------------------------------------------------------- */
+/* size classes */
+
+extern PA_HIDDEN uint8_t pa_class_1k[1024 / 16 + 1];   /* class of (n + 15) / 16 for n <= 1 KiB */
+
+static inline size_t pa_size_class(size_t n) {
+  if (likely(n <= 1024)) return pa_class_1k[(n + 15) >> 4];
+  size_t m = n - 1;
+  unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 7 */
+  return 9 + (b - 7) * 8 + ((m >> (b - 3)) & 7);
+}
+
+static inline pa_chunk* pa_chunk_of(const void* p) {
+  uintptr_t a = (uintptr_t)p;
+  if (unlikely(a >> PA_ADDR_BITS)) return NULL;
+  uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
+  if (unlikely(t == 0)) return NULL;
+  return (pa_chunk*)(a & ~(((uintptr_t)1 << (t & PA_TABLE_SHIFT_MASK)) - 1));
+}
+
+/* The descriptor of the span holding p: the slice's own entry when p is in
+ * the first slice of its span (one load), else through slice_head. */
+static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
+  size_t sl = ((uintptr_t)p - (uintptr_t)c) >> PA_SLICE_SHIFT;
+  pa_span_t* s = &c->spans[sl];
+  if (unlikely(s->kind == PA_SPAN_TAIL)) s = &c->spans[c->slice_head[sl]];
+  return s;
+}
+
+/* Index of the block at p (p inside the span): offset * ceil(2^40 / bsize)
+ * >> 40 is exact for offsets below 2^20 (spans with small blocks are at most
+ * 1 MiB), and lets free check "p is a block start" without a divide. */
+static inline size_t pa_block_index(const pa_span_t* s, const void* p) {
+  return (size_t)(((uint64_t)((const char*)p - s->start) * s->bdiv) >> 40);
+}
+
+/* The allocated bit of a block: set by malloc, cleared by a local free or
+ * when the owner collects remote frees — only ever by the owning thread, so
+ * plain read-modify-writes (relaxed atomics only to keep readers defined).
+ * Remote freers never touch the bits: no cache line shared with the owner's
+ * hot metadata on the producer/consumer path. */
+static inline void pa_bit_set(pa_span_t* s, size_t i) {
+  _Atomic(uint64_t)* w = &s->bits[i >> 6];
+  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) | (1ULL << (i & 63)), memory_order_relaxed);
+}
+static inline void pa_bit_clear(pa_span_t* s, size_t i) {
+  _Atomic(uint64_t)* w = &s->bits[i >> 6];
+  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) & ~(1ULL << (i & 63)), memory_order_relaxed);
+}
+
+/* Clear the bit of a block coming back through a remote free; a bit that is
+ * already clear means the block was freed twice (free.c, aborts). */
+PA_HIDDEN void pa_bit_check_clear(pa_span_t* s, void* b);
+
+/* Class queues (owner only). New spans go to the front (they become the
+ * current span); spans coming back from the full list go to the back, so
+ * they gather more free blocks before the fast path uses them again. */
+static inline void pa_queue_remove(pa_heap_t* h, pa_span_t* s) {
+  if (s->prev) s->prev->next = s->next; else h->queue[s->cls] = s->next;
+  if (s->next) s->next->prev = s->prev; else h->qlast[s->cls] = s->prev;
+  s->prev = s->next = NULL;
+}
+static inline void pa_queue_push_front(pa_heap_t* h, pa_span_t* s) {
+  s->prev = NULL; s->next = h->queue[s->cls];
+  if (s->next) s->next->prev = s; else h->qlast[s->cls] = s;
+  h->queue[s->cls] = s;
+}
+static inline void pa_queue_push_back(pa_heap_t* h, pa_span_t* s) {
+  s->next = NULL; s->prev = h->qlast[s->cls];
+  if (s->prev) s->prev->next = s; else h->queue[s->cls] = s;
+  h->qlast[s->cls] = s;
+}
+
+/* ------------------------------------------------------------------------- */
+/* cross-file functions */
+
+/* init / env */
+PA_HIDDEN void  pa_init_slow(void);
+static inline void pa_ensure_init(void) { if (unlikely(!pa_inited)) pa_init_slow(); }
+PA_HIDDEN const char* pa_getenv(const char* name);
+PA_HIDDEN void  pa_write_str(int fd, const char* s);
+PA_HIDDEN char* pa_fmt_hex(char* buf, uintptr_t v);     /* buf >= 19 bytes, returns buf */
+PA_HIDDEN char* pa_fmt_u64(char* buf, uint64_t v);      /* buf >= 21 bytes */
+__attribute__((noreturn)) PA_HIDDEN void pa_fatal_ptr(const char* what, const void* p);
+PA_HIDDEN void  pa_write_stats(int fd);
+
+/* chunk.c */
+PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align);  /* under no lock; NULL + errno */
+PA_HIDDEN void  pa_span_release(pa_span_t* s);
+PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
+PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align);
+PA_HIDDEN void  pa_huge_release(pa_chunk* c);
+PA_HIDDEN size_t pa_trim_chunks(void);
+PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s);
+
+/* heap.c */
+PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);
+PA_HIDDEN void  pa_heap_collect_delayed(pa_heap_t* h);
+PA_HIDDEN void  pa_atfork_install(void);
+
+/* alloc.c */
+PA_HIDDEN void* pa_malloc_generic(pa_heap_t* h, size_t n);
+PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align);
+PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
+
+/* free.c */
+PA_HIDDEN void  pa_free_local_slow(pa_heap_t* h, pa_span_t* s);
+PA_HIDDEN void  pa_span_unfull(pa_heap_t* h, pa_span_t* s);
+PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
+
+/* register.c */
+PA_HIDDEN void  pa_register_chunk(pa_chunk* c);
+PA_HIDDEN void  pa_register_ready(void);              /* constructors ran: register what is pending */
+PA_HIDDEN void  pa_register_release(pa_chunk* c);      /* deregister before unmapping (trim) */
+PA_HIDDEN void  pa_register_atfork_child(void);
+PA_HIDDEN const char* pa_registrar_name(void);
+PA_HIDDEN int   pa_register_set_pd(void* pd);
+PA_HIDDEN void* pa_register_pd(void);
+PA_HIDDEN void  pa_register_notify_release(pa_chunk* c);
+
+/* the fast paths, shared by glibc.c */
+PA_HIDDEN void* pa_malloc(size_t n);
+PA_HIDDEN void  pa_free(void* p);
+
+#endif

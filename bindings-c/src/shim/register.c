@@ -1,0 +1,354 @@
+/* register.c — registration of chunks with the chosen backend.
+ *
+ * Every chunk is registered once, right after it is mapped, and stays
+ * registered until pinarena_trim() releases it. Registration runs under
+ * pa_reg_lock, never under the chunk lock, because the verbs backend calls
+ * into libibverbs, which allocates — through us. Such nested allocations
+ * (and all chunks mapped before our constructor ran, when dlopen is not safe
+ * yet) are queued as pending and registered by whoever holds the lock next.
+ *
+ * Publication for the lock-free lookup: the record is filled in first, then
+ * its pointer is stored into chunk->reg with release order; the lookup loads
+ * it with acquire, so it never sees a half-written record.
+ */
+#include "internal.h"
+#include "../reg_mlock.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>   /* types only: libibverbs is dlopen'ed */
+
+PA_HIDDEN pthread_mutex_t pa_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int kind = -1;                  /* PA_REG_* once chosen, -1 before */
+static int ready;                      /* constructors ran */
+static __thread int in_reg __attribute__((tls_model("initial-exec")));
+static pa_chunk* pending;
+static uint64_t pinned;
+static int warned_unreg;
+static const char* why_fallback = "";
+
+static pa_uring_t ring;
+static int ring_ok;
+
+/* verbs, resolved with dlsym */
+static void* ibv_lib;
+static struct ibv_device** (*p_get_device_list)(int*);
+static void (*p_free_device_list)(struct ibv_device**);
+static const char* (*p_get_device_name)(struct ibv_device*);
+static struct ibv_context* (*p_open_device)(struct ibv_device*);
+static struct ibv_pd* (*p_alloc_pd)(struct ibv_context*);
+static struct ibv_mr* (*p_reg_mr)(struct ibv_pd*, void*, size_t, int);
+static int (*p_dereg_mr)(struct ibv_mr*);
+static struct ibv_pd* pd;              /* the PD we register with (ours or adopted) */
+static int pd_adopted;
+
+typedef void (*pa_release_fn)(void* base, size_t len, void* arg);
+PA_HIDDEN pa_release_fn pa_release_cb;
+PA_HIDDEN void* pa_release_arg;
+
+#define VERBS_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/* ---------------------------------------------------------------------------
+   Backend selection
+--------------------------------------------------------------------------- */
+
+/* Any entry under /sys/class/infiniband? getdents64 on a stack buffer: no malloc. */
+static int rdma_device_present(void) {
+  int fd = open("/sys/class/infiniband", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  int found = 0;
+  long n;
+  while (!found && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+    for (long off = 0; off < n;) {
+      unsigned short reclen = *(unsigned short*)(buf + off + 16);
+      const char* name = buf + off + 19;
+      if (name[0] != '.') { found = 1; break; }
+      off += reclen;
+    }
+  }
+  close(fd);
+  return found;
+}
+
+static int verbs_load(void) {
+  if (ibv_lib != NULL) return 0;
+  void* h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) { why_fallback = "libibverbs.so.1 not loadable"; return -ENOENT; }
+  p_get_device_list = (struct ibv_device** (*)(int*))dlsym(h, "ibv_get_device_list");
+  p_free_device_list = (void (*)(struct ibv_device**))dlsym(h, "ibv_free_device_list");
+  p_get_device_name = (const char* (*)(struct ibv_device*))dlsym(h, "ibv_get_device_name");
+  p_open_device = (struct ibv_context* (*)(struct ibv_device*))dlsym(h, "ibv_open_device");
+  p_alloc_pd = (struct ibv_pd* (*)(struct ibv_context*))dlsym(h, "ibv_alloc_pd");
+  p_reg_mr = (struct ibv_mr* (*)(struct ibv_pd*, void*, size_t, int))dlsym(h, "ibv_reg_mr");
+  p_dereg_mr = (int (*)(struct ibv_mr*))dlsym(h, "ibv_dereg_mr");
+  if (!p_get_device_list || !p_free_device_list || !p_get_device_name || !p_open_device ||
+      !p_alloc_pd || !p_reg_mr || !p_dereg_mr) { why_fallback = "libibverbs lacks a symbol"; return -ENOSYS; }
+  ibv_lib = h;
+  return 0;
+}
+
+static int verbs_init(void) {
+  int rc = verbs_load();
+  if (rc != 0) return rc;
+  if (pd != NULL) return 0;                          /* adopted before first use */
+  int n = 0;
+  struct ibv_device** list = p_get_device_list(&n);
+  if (list == NULL || n == 0) { if (list) p_free_device_list(list); why_fallback = "no RDMA device"; return -ENODEV; }
+  struct ibv_device* dev = NULL;
+  for (int i = 0; i < n; i++) {
+    if (pa_opts.ib_device[0] == 0 || strcmp(p_get_device_name(list[i]), pa_opts.ib_device) == 0) { dev = list[i]; break; }
+  }
+  struct ibv_context* ctx = dev ? p_open_device(dev) : NULL;
+  p_free_device_list(list);
+  if (dev == NULL) { why_fallback = "PINARENA_IB_DEVICE not found"; return -ENODEV; }
+  if (ctx == NULL) { why_fallback = "ibv_open_device failed"; return -ENODEV; }
+  pd = p_alloc_pd(ctx);
+  if (pd == NULL) { why_fallback = "ibv_alloc_pd failed"; return -ENOMEM; }
+  return 0;
+}
+
+static int uring_init(void) {
+  if (ring_ok) return 0;
+  int rc = pa_uring_init(&ring, 4);
+  if (rc != 0) { why_fallback = "io_uring unavailable"; return rc; }
+  /* Out of the way of programs that expect low descriptor numbers. */
+  int hi = fcntl(ring.fd, F_DUPFD_CLOEXEC, 512);
+  if (hi >= 0) { close(ring.fd); ring.fd = hi; }
+  ring_ok = 1;
+  return 0;
+}
+
+static void choose(void) {
+  int sel = pa_opts.registrar;
+  if (sel == PA_REGSEL_NONE) kind = PA_REG_NONE;
+  else if (sel == PA_REGSEL_MLOCK) kind = PA_REG_MLOCK;
+  else if (sel == PA_REGSEL_VERBS) kind = verbs_init() == 0 ? PA_REG_VERBS : PA_REG_NONE;
+  else if (sel == PA_REGSEL_URING) kind = uring_init() == 0 ? PA_REG_URING : PA_REG_NONE;
+  else {
+    if (pd == NULL && !rdma_device_present()) why_fallback = "no RDMA device in /sys/class/infiniband";
+    if ((pd != NULL || rdma_device_present()) && verbs_init() == 0) kind = PA_REG_VERBS;
+    else if (uring_init() == 0) kind = PA_REG_URING;
+    else kind = PA_REG_MLOCK;
+  }
+  if (pa_opts.verbose) {
+    pa_write_str(2, "pinarena: registrar ");
+    pa_write_str(2, pa_registrar_name());
+    if (*why_fallback) { pa_write_str(2, " ("); pa_write_str(2, why_fallback); pa_write_str(2, ")"); }
+    pa_write_str(2, "\n");
+  }
+}
+
+PA_HIDDEN const char* pa_registrar_name(void) {
+  switch (kind) {
+    case PA_REG_VERBS: return "verbs";
+    case PA_REG_URING: return "io_uring";
+    case PA_REG_MLOCK: return "mlock";
+    case PA_REG_NONE:  return "none";
+    default:           return "pending";
+  }
+}
+
+/* ---------------------------------------------------------------------------
+   One chunk (pa_reg_lock held)
+--------------------------------------------------------------------------- */
+
+static void mark_unregistered(pa_chunk* c, const char* why) {
+  size_t len = (size_t)1 << c->shift;
+  c->unregistered = 1;
+  atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+  atomic_fetch_add(&pa_gstats.unreg_bytes, len);
+  if (kind != PA_REG_NONE && !warned_unreg) {
+    warned_unreg = 1;
+    pa_write_str(2, "pinarena: could not register a chunk (");
+    pa_write_str(2, why);
+    pa_write_str(2, "); serving unregistered memory from here on — it stays mapped, never returned to the OS\n");
+  }
+}
+
+static int backend_register(int k, pa_chunk* c, pa_regrec_t* r, const char** why) {
+  size_t len = (size_t)1 << c->shift;
+  memset(r, 0, sizeof(*r));
+  r->base = (uintptr_t)c;
+  r->len = len;
+  r->backend = k;
+  if (k == PA_REG_VERBS) {
+    struct ibv_mr* mr = p_reg_mr(pd, c, len, VERBS_ACCESS);
+    if (mr == NULL) { *why = "ibv_reg_mr failed"; return -1; }
+    r->mr = mr; r->lkey = mr->lkey; r->rkey = mr->rkey;
+    return 0;
+  }
+  if (k == PA_REG_URING) {
+    int rc = pa_uring_register(&ring, c, len, &r->ureg);
+    if (rc != 0) { *why = rc == -ENOMEM ? "io_uring: RLIMIT_MEMLOCK" : "io_uring_register failed"; return -1; }
+    r->lkey = r->rkey = r->ureg.first;           /* fixed-buffer index */
+    return 0;
+  }
+  if (k == PA_REG_MLOCK) {
+    if (pa_mlock_register(c, len) != 0) { *why = "mlock: RLIMIT_MEMLOCK"; return -1; }
+    return 0;
+  }
+  *why = "registrar none";
+  return -1;
+}
+
+static void backend_release(pa_regrec_t* r) {
+  if (r->backend == PA_REG_VERBS) p_dereg_mr((struct ibv_mr*)r->mr);
+  else if (r->backend == PA_REG_URING && ring_ok) pa_uring_unregister(&ring, &r->ureg);
+  else if (r->backend == PA_REG_MLOCK) pa_mlock_unregister((void*)r->base, r->len);
+}
+
+static void reg_one(pa_chunk* c) {
+  int saved = errno;
+  if (kind < 0) choose();                     /* may allocate: nested chunks go pending */
+  size_t len = (size_t)1 << c->shift;
+  const char* why = "";
+  if (kind == PA_REG_NONE) { mark_unregistered(c, "registrar none"); errno = saved; return; }
+  if (pa_opts.max_pinned != 0 && pinned + len > pa_opts.max_pinned) {
+    mark_unregistered(c, "PINARENA_MAX_PINNED reached");
+    errno = saved;
+    return;
+  }
+  pa_regrec_t* r = &c->recs[0];
+  if (backend_register(kind, c, r, &why) != 0) { mark_unregistered(c, why); errno = saved; return; }
+  pinned += len;
+  atomic_fetch_add(&pa_gstats.reg_chunks, 1);
+  atomic_fetch_add(&pa_gstats.reg_bytes, len);
+  atomic_store_explicit(&c->reg, r, memory_order_release);   /* publish: record complete */
+  errno = saved;
+}
+
+static void drain_pending(void) {
+  while (pending != NULL) {
+    pa_chunk* c = pending;
+    pending = c->next_pending;
+    c->next_pending = NULL;
+    c->pending = 0;
+    reg_one(c);
+  }
+}
+
+PA_HIDDEN void pa_register_chunk(pa_chunk* c) {
+  if (in_reg) {                               /* nested, from inside the registrar: lock held */
+    c->pending = 1; c->next_pending = pending; pending = c;
+    return;
+  }
+  pthread_mutex_lock(&pa_reg_lock);
+  c->pending = 1; c->next_pending = pending; pending = c;
+  if (ready) {
+    in_reg = 1;
+    drain_pending();
+    in_reg = 0;
+  }
+  pthread_mutex_unlock(&pa_reg_lock);
+}
+
+PA_HIDDEN void pa_register_ready(void) {
+  pthread_mutex_lock(&pa_reg_lock);
+  ready = 1;
+  in_reg = 1;
+  if (kind < 0 && pending != NULL) choose();
+  drain_pending();
+  in_reg = 0;
+  pthread_mutex_unlock(&pa_reg_lock);
+}
+
+PA_HIDDEN void pa_register_release(pa_chunk* c) {
+  pthread_mutex_lock(&pa_reg_lock);
+  pa_regrec_t* r = atomic_exchange(&c->reg, NULL);
+  if (r != NULL) {
+    in_reg = 1;
+    backend_release(r);
+    in_reg = 0;
+    pinned -= r->len;
+    atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
+    atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
+  } else if (c->unregistered) {
+    atomic_fetch_sub(&pa_gstats.unreg_chunks, 1);
+    atomic_fetch_sub(&pa_gstats.unreg_bytes, (size_t)1 << c->shift);
+  }
+  pthread_mutex_unlock(&pa_reg_lock);
+}
+
+PA_HIDDEN void pa_register_notify_release(pa_chunk* c) {
+  pa_release_fn cb = pa_release_cb;
+  if (cb != NULL) cb(c, (size_t)1 << c->shift, pa_release_arg);
+}
+
+/* ---------------------------------------------------------------------------
+   The application's protection domain
+--------------------------------------------------------------------------- */
+
+static void reregister_list(pa_chunk* head) {
+  for (pa_chunk* c = head; c != NULL; c = c->next) {
+    pa_regrec_t* old = atomic_load(&c->reg);
+    if (old == NULL) continue;
+    pa_regrec_t* r = (old == &c->recs[0]) ? &c->recs[1] : &c->recs[0];
+    const char* why = "";
+    if (backend_register(PA_REG_VERBS, c, r, &why) != 0) continue;   /* keep the old one */
+    atomic_store_explicit(&c->reg, r, memory_order_release);
+    backend_release(old);
+  }
+}
+
+PA_HIDDEN int pa_register_set_pd(void* newpd) {
+  if (newpd == NULL) return -EINVAL;
+  int sel = pa_opts.registrar;
+  if (sel != PA_REGSEL_AUTO && sel != PA_REGSEL_VERBS) return -EPERM;
+  pthread_mutex_lock(&pa_reg_lock);
+  in_reg = 1;
+  int rc = verbs_load();
+  if (rc == 0) {
+    pd = (struct ibv_pd*)newpd;
+    pd_adopted = 1;
+    if (kind >= 0) {
+      /* Already registering: move every registered chunk to the new PD. */
+      pthread_mutex_lock(&pa_chunk_lock);
+      pa_chunk* reg = pa_chunks;
+      pa_chunk* huge = pa_huge_all;
+      pthread_mutex_unlock(&pa_chunk_lock);
+      kind = PA_REG_VERBS;
+      reregister_list(reg);          /* lists only grow at the head: safe to walk unlocked */
+      reregister_list(huge);
+    }
+  }
+  in_reg = 0;
+  pthread_mutex_unlock(&pa_reg_lock);
+  return rc;
+}
+
+PA_HIDDEN void* pa_register_pd(void) {
+  return kind == PA_REG_VERBS ? (void*)pd : NULL;
+}
+
+/* ---------------------------------------------------------------------------
+   fork: the child's copies of our chunks are not pinned by anything
+--------------------------------------------------------------------------- */
+
+PA_HIDDEN void pa_register_atfork_child(void) {
+  /* Registrations (ring, verbs context) belong to the parent. The child
+     starts over: inherited chunks report unregistered, new chunks register
+     with a registrar of the child's own. */
+  if (ring_ok) { close(ring.fd); ring_ok = 0; }
+  pd = NULL; pd_adopted = 0;
+  kind = -1;
+  pinned = 0;
+  in_reg = 0;
+  pa_chunk* lists[2] = { pa_chunks, pa_huge_all };
+  for (int l = 0; l < 2; l++) {
+    for (pa_chunk* c = lists[l]; c != NULL; c = c->next) {
+      if (atomic_exchange(&c->reg, NULL) != NULL) {
+        c->unregistered = 1;
+        atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+        atomic_fetch_add(&pa_gstats.unreg_bytes, (size_t)1 << c->shift);
+      }
+    }
+  }
+  atomic_store(&pa_gstats.reg_chunks, 0);
+  atomic_store(&pa_gstats.reg_bytes, 0);
+}

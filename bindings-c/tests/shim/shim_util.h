@@ -1,0 +1,17 @@
+/* shim_util.h — helpers for the shim tests: run a snippet in a child and
+ * capture how it ended and what it wrote on stderr. */
+#ifndef PA_SHIM_UTIL_H
+#define PA_SHIM_UTIL_H
+#include "util.h"
+#include "pinarena.h"
+
+typedef struct { int signaled, sig, status; char err[4096]; } su_result_t;
+
+/* fork; child: stderr -> pipe, fn(arg), _exit(0). */
+su_result_t su_run(void (*fn)(void*), void* arg);
+/* Expect abort (SIGABRT) with `want` and the pointer in hex in stderr. */
+void su_expect_abort(void (*fn)(void*), void* arg, const char* want, const void* ptr);
+/* Run argv with extra env (NULL-terminated "K=V" list) under LD_PRELOAD of the shim; capture out+err. */
+int su_exec(char* const argv[], const char* const env[], char* out, size_t cap);
+const char* su_so(void);
+#endif

@@ -1,0 +1,127 @@
+/* test_threads.c — cross-thread frees, thread exit, fork. */
+#include "shim_util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Producer/consumer: producers allocate and fill, consumers check and free.
+ * Ring of slots handed over with atomics. */
+#define PC_SLOTS 4096
+#define PC_ITEMS 400000
+static _Atomic(unsigned char*) slots[PC_SLOTS];
+static _Atomic long produced, consumed, bad;
+
+static void* producer(void* arg) {
+  unsigned seed = (unsigned)(uintptr_t)arg;
+  for (;;) {
+    long k = atomic_fetch_add(&produced, 1);
+    if (k >= PC_ITEMS) return NULL;
+    seed = seed * 1103515245u + 12345u;
+    size_t n = 8 + (seed >> 8) % 3000;
+    unsigned char* p = malloc(n);
+    p[0] = (unsigned char)(n & 0xff); p[1] = (unsigned char)(n >> 8);
+    memset(p + 2, (int)(n & 0x7f), n - 2);
+    size_t s = (size_t)k % PC_SLOTS;
+    unsigned char* expect = NULL;
+    while (!atomic_compare_exchange_weak(&slots[s], &expect, p)) { expect = NULL; sched_yield(); }
+  }
+}
+
+static void* consumer(void* arg) {
+  (void)arg;
+  for (;;) {
+    long k = atomic_fetch_add(&consumed, 1);
+    if (k >= PC_ITEMS) return NULL;
+    size_t s = (size_t)k % PC_SLOTS;
+    unsigned char* p;
+    while ((p = atomic_exchange(&slots[s], NULL)) == NULL) sched_yield();
+    size_t n = (size_t)p[0] | ((size_t)p[1] << 8);
+    for (size_t i = 2; i < n; i += 61) if (p[i] != (unsigned char)(n & 0x7f)) atomic_fetch_add(&bad, 1);
+    free(p);
+  }
+}
+
+TEST(shim_threads_producer_consumer) {
+  pthread_t t[4];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, producer, (void*)(uintptr_t)(i + 1));
+  for (int i = 2; i < 4; i++) pthread_create(&t[i], NULL, consumer, NULL);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  CHECK(bad == 0, "%ld corrupted items", (long)bad);
+  pinarena_stats_t st;
+  pinarena_get_stats(&st);
+  CHECK(st.remote_frees > 0, "no cross-thread frees counted");
+  NOTE("%d items, %llu remote frees, %llu chunks (%llu MiB)", PC_ITEMS, (unsigned long long)st.remote_frees,
+       (unsigned long long)st.chunks, (unsigned long long)(st.chunk_bytes >> 20));
+  CHECK(st.chunk_bytes <= ((uint64_t)256 << 20), "memory not reused: %llu MiB", (unsigned long long)(st.chunk_bytes >> 20));
+}
+
+/* Threads come and go; their heaps are handed back and adopted, so memory
+ * does not grow with the number of threads. Objects outlive their thread. */
+static void* short_lived(void* arg) {
+  void** keep = arg;
+  void* tmp[200];
+  for (int i = 0; i < 200; i++) tmp[i] = malloc(64 + (size_t)i * 8);
+  for (int i = 0; i < 200; i++) free(tmp[i]);
+  *keep = malloc(100);                         /* survives the thread */
+  memset(*keep, 0x33, 100);
+  return NULL;
+}
+
+TEST(shim_threads_exit_hand_back) {
+  void* keep[300];
+  pinarena_stats_t a, b;
+  for (int i = 0; i < 300; i++) {
+    pthread_t t;
+    pthread_create(&t, NULL, short_lived, &keep[i]);
+    pthread_join(t, NULL);
+    if (i == 9) pinarena_get_stats(&a);
+  }
+  pinarena_get_stats(&b);
+  for (int i = 0; i < 300; i++) { CHECK(((unsigned char*)keep[i])[99] == 0x33, "survivor %d", i); free(keep[i]); }
+  CHECK(b.chunks <= a.chunks + 2, "chunks grew with threads: %llu -> %llu", (unsigned long long)a.chunks, (unsigned long long)b.chunks);
+  NOTE("chunks after 10 threads %llu, after 300 threads %llu", (unsigned long long)a.chunks, (unsigned long long)b.chunks);
+}
+
+static _Atomic int stop_churn;
+static void* churn(void* arg) {
+  (void)arg;
+  while (!atomic_load(&stop_churn)) { void* p = malloc(200); free(p); void* q = malloc(70000); free(q); }
+  return NULL;
+}
+
+TEST(shim_fork_child_uses_heap) {
+  pthread_t t;
+  pthread_create(&t, NULL, churn, NULL);       /* another thread allocating across the fork */
+  char* pre = malloc(5000);
+  memset(pre, 'p', 5000);
+  for (int round = 0; round < 20; round++) {
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork");
+    if (pid == 0) {
+      for (int i = 0; i < 5000; i++) if (pre[i] != 'p') _exit(2);
+      void* v[1000];
+      for (int i = 0; i < 1000; i++) { v[i] = malloc((size_t)(i % 50) * 100 + 1); memset(v[i], 1, (size_t)(i % 50) * 100 + 1); }
+      for (int i = 0; i < 1000; i++) free(v[i]);
+      pinarena_region_t r;
+      if (pinarena_lookup(pre, 1, &r) != -ENODATA) _exit(3);   /* inherited: the pin is the parent's */
+      free(pre);
+      void* big = malloc(6 << 20);                /* a new chunk: registered by the child */
+      memset(big, 2, 6 << 20);
+      if (pinarena_lookup(big, 1, &r) != 0) _exit(4);
+      free(big);
+      _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child round %d: status %x", round, st);
+  }
+  atomic_store(&stop_churn, 1);
+  pthread_join(t, NULL);
+  CHECK(pre[4999] == 'p', "parent data");
+  free(pre);
+}
