@@ -7,7 +7,6 @@ set -uo pipefail
 B=$(cd "${1:?BUILD_DIR}" && pwd)
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 SOFTROCE=${SOFTROCE:-$ROOT/testbed/softroce}
-[ -x "$SOFTROCE" ] || SOFTROCE=/work/main/testbed/softroce
 out=$("$SOFTROCE" --env LD_PRELOAD="$B/libpinarena.so" -- sh -c "
   $B/pinarena-shim-probe 8; echo rc1=\$?
   $B/pinarena-shim-probe 8 verbs; echo rc2=\$?" 2>&1)

@@ -13,8 +13,12 @@ import dev.pinarena.registration.uring.FixedBufferProbe;
 import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
@@ -27,9 +31,10 @@ import java.util.Arrays;
  *   same address, write new bytes, send through the cached registration → the old bytes go out, and the
  *   physical frames differ.</li>
  *   <li>(b) the same steps on pinarena memory — a chunk registered once and never returned to the OS → same
- *   address, same frames, the new bytes go out.</li>
+ *   address, same frames, the new bytes go out; and the same steps in native code with plain malloc/free,
+ *   under glibc and then with the C malloc shim preloaded.</li>
  * </ol>
- * Exit status 1 if (b) sent stale bytes; (a) failing to reproduce is reported but is not an error of
+ * Exit status 1 if either (b) sent stale bytes; (a) failing to reproduce is reported but is not an error of
  * pinarena's.
  */
 final class StaleRegistrationDemo
@@ -56,12 +61,15 @@ final class StaleRegistrationDemo
             out.println();
             final boolean stale = pinarenaChunk(registrar, pageMap, out);
             out.println();
+            final NativeOutcome shim = throughTheShim(out);
+            out.println();
             out.println("summary");
             out.println("  (a) glibc malloc + address-keyed cache: " +
                 (reproduced ? "STALE bytes sent (the hazard, reproduced)" : "hazard not reproduced on this run"));
             out.println("  (b) pinarena memory:                     " +
                 (stale ? "STALE bytes sent — pinarena is broken" : "new bytes sent, same physical frames"));
-            return stale ? 1 : 0;
+            out.println("  (b) native malloc through the shim:      " + shim.summary);
+            return stale || shim.stale ? 1 : 0;
         }
     }
 
@@ -150,6 +158,63 @@ final class StaleRegistrationDemo
         {
             registrar.deregister(region);
             chunk.unmap();
+        }
+    }
+
+    /** What the native part showed. */
+    private record NativeOutcome(boolean stale, String summary)
+    {
+    }
+
+    /**
+     * Part (b) for native code: the same steps with plain malloc/free in a C program, once under glibc and
+     * once with {@code LD_PRELOAD=libpinarena.so}. The binaries come from bindings-c's build, found through
+     * the {@code pinarena.native.dir} system property (set by {@code ./pinarena}).
+     */
+    private static NativeOutcome throughTheShim(final PrintStream out)
+    {
+        out.println("(b) native code: the same steps with malloc/free in C, under glibc and under LD_PRELOAD=libpinarena.so");
+        final String dir = System.getProperty("pinarena.native.dir");
+        final Path demo = dir == null ? null : Path.of(dir, "pinarena-stale-demo");
+        final Path shim = dir == null ? null : Path.of(dir, "libpinarena.so");
+        if (demo == null || !Files.isExecutable(demo) || !Files.isRegularFile(shim))
+        {
+            final String why = "not run: pinarena-stale-demo and libpinarena.so not found in " + dir +
+                " (build them: mvn -B -DskipTests -pl bindings-c package; ./pinarena demo does)";
+            out.println("  " + why);
+            return new NativeOutcome(false, why);
+        }
+        final int glibc = runNative(demo, null, out);
+        final int pinarena = runNative(demo, shim, out);
+        final boolean stale = pinarena != 0;
+        return new NativeOutcome(stale, (stale ? "exit " + pinarena + ": STALE bytes or a failed run — the shim is broken" :
+            "new bytes sent, same physical frames") + (glibc == 1 ? " (glibc alone: stale, as in (a))" : ""));
+    }
+
+    private static int runNative(final Path demo, final Path preload, final PrintStream out)
+    {
+        try
+        {
+            final ProcessBuilder builder = new ProcessBuilder(demo.toString()).redirectErrorStream(true);
+            if (preload != null)
+            {
+                builder.environment().put("LD_PRELOAD", preload.toString());
+            }
+            final Process process = builder.start();
+            for (final String line : new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).split("\n"))
+            {
+                out.println("  " + line);
+            }
+            return process.waitFor();
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("running " + demo, ex);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running " + demo, ex);
         }
     }
 

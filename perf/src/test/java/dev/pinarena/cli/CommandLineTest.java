@@ -34,6 +34,9 @@ class CommandLineTest
         assertTrue(text.contains("wire carried: \"OLD bytes from the first malloc, freed since\""), text);
         assertTrue(text.contains("(b) pinarena memory:                     new bytes sent, same physical frames"), text);
         assertTrue(text.contains("wire carried: \"NEW bytes written after the second allocation\""), text);
+        assertTrue(text.contains("(b) native malloc through the shim:      new bytes sent, same physical frames " +
+            "(glibc alone: stale, as in (a))"), text);
+        assertTrue(text.contains("stale-registration demo with pinarena (LD_PRELOAD=libpinarena.so)"), text);
     }
 
     @Test
