@@ -132,7 +132,25 @@ int pa_iv_drain(int sink, pa_iv_range_t* out, int max) {
   sink_t* s = &sinks[sink];
   if (atomic_load_explicit(&s->pending, RLX) == 0) return 0;
   while (atomic_load(&holders) != 0) sched_yield();   /* a monitor is posting: short */
-  atomic_exchange(&s->pending, 0);    /* FIRST: a later post sets it again */
+  /* FIRST, before the slots are read: a later post sets it to 1 again, so
+   * nothing is lost. But NOT to 0: the ranges taken below are not applied
+   * yet. With 0 here, this interleaving handed out stale registrations
+   * (RegistrationCacheTest#threadsRegisterWhileAnotherUnmaps and
+   * rc_threads_register_while_others_unmap, 1 to 4 stale sends per run):
+   *   U  (holds buffer b's lock): munmap hook posts b (slot, pending = 1),
+   *      munmaps, posts again, maps fresh pages at b, drops b's lock.
+   *   T1 (get for another buffer, slow path, under the cache lock): this
+   *      drain: pending = 0, exchanges the slots, so b's range is now only in
+   *      T1's out[] — the region R that pinned b's OLD pages is still in the
+   *      published index, state 0, until T1 runs its invalidation.
+   *   T2 (takes b's lock, fills b, get(b), hit path): reads pending == 0,
+   *      finds R in the index, CASes a reference (R is not INVALID yet),
+   *      sends the old pages.
+   *   T1: invalidates R: already in use, so only marked INVALID.
+   * So pending stays nonzero (PA_IV_DRAINING) through the drain and the
+   * consumer clears it with pa_iv_drain_done() only once every drained range
+   * is out of its index: a hit path that reads 0 now also sees that index. */
+  atomic_exchange(&s->pending, PA_IV_DRAINING);
   int n = 0;
   if (n < max && atomic_load_explicit(&s->overflow, RLX) != 0) {
     uint64_t w = atomic_exchange(&s->overflow, 0);
@@ -153,6 +171,16 @@ int pa_iv_drain(int sink, pa_iv_range_t* out, int max) {
   if (n == max) atomic_store(&s->pending, 1);   /* maybe more left */
   atomic_fetch_add_explicit(&s->n_drained, (uint64_t)n, RLX);
   return n;
+}
+
+void pa_iv_drain_done(int sink) {
+  sink_t* s = &sinks[sink];
+  /* Only DRAINING -> 0: a post since the drain (1), or a drain that stopped at
+   * max (1), keeps pending set. seq_cst (so release): the consumer's index
+   * updates are visible to a hit path that reads the 0 with acquire. */
+  uint64_t want = PA_IV_DRAINING;
+  if (atomic_load_explicit(&s->pending, RLX) == PA_IV_DRAINING)
+    atomic_compare_exchange_strong(&s->pending, &want, 0);
 }
 
 int pa_iv_queued(int sink) {

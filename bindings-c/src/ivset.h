@@ -17,11 +17,18 @@
  * never less). Ranges outside 47-bit space set the overflow to "everything".
  * Then pending = 1.
  *
- * Drain (one consumer per sink, under that consumer's lock): pending -> 0
- * FIRST, then exchange every slot and the overflow with 0. A post that lands
- * after the exchange of pending sets it again, so nothing is lost; a post
- * that finds its range already inside a slot relies on the drain's exchange
- * happening after its own load, which the order above guarantees.
+ * Drain (one consumer per sink, under that consumer's lock): pending ->
+ * PA_IV_DRAINING FIRST, then exchange every slot and the overflow with 0. A
+ * post that lands after the exchange of pending sets it to 1 again, so
+ * nothing is lost; a post that finds its range already inside a slot relies
+ * on the drain's exchange happening after its own load, which the order
+ * above guarantees. The consumer applies the ranges (takes the regions out of
+ * its index), then calls pa_iv_drain_done(), which moves DRAINING -> 0 only if
+ * no post came since. So pending == 0 means "nothing queued AND nothing
+ * drained but not yet applied": a lock-free hit path that reads 0 (acquire)
+ * then reads an index with every drained range already removed. (Clearing to
+ * 0 at the start of the drain let a hit path find a region whose range sat
+ * in the drainer's buffer: see pa_iv_drain.)
  */
 #ifndef PA_IVSET_H
 #define PA_IVSET_H
@@ -31,6 +38,10 @@
 
 #define PA_IV_SINKS 8
 #define PA_IV_SLOTS 64
+
+/* pending word: 0 = nothing queued or in flight, 1 = posted, PA_IV_DRAINING =
+ * a drain took ranges that its consumer has not applied yet. */
+#define PA_IV_DRAINING 2
 
 typedef struct pa_iv_range_s { uintptr_t start, end; } pa_iv_range_t;
 
@@ -49,13 +60,19 @@ void pa_iv_close(int sink);
 /* Post [start, end) to every open sink. Async-signal-safe. */
 void pa_iv_post(uintptr_t start, uintptr_t end);
 
-/* Address of the sink's pending word (nonzero = something to drain); a hit
- * path reads it with one relaxed load. Java reads it from native memory. */
+/* Address of the sink's pending word (nonzero = something to drain, or a
+ * drain in flight); a hit path reads it with one acquire load (a plain load
+ * on x86) before it reads its index. Java reads it from native memory. */
 volatile uint64_t* pa_iv_pending(int sink);
 
 /* Move queued ranges into out[0..max); returns the count (0 when empty).
  * When more than max are queued the rest stay queued (pending is set again). */
 int  pa_iv_drain(int sink, pa_iv_range_t* out, int max);
+
+/* After the consumer has applied every range it drained (they are out of the
+ * index its hit path reads): pending DRAINING -> 0, unless a post came since.
+ * Call it under the same lock as pa_iv_drain, after the last drain call. */
+void pa_iv_drain_done(int sink);
 
 /* For a poster that learns of ranges asynchronously (the userfaultfd
  * monitor): hold() before reading events marks every sink pending and makes

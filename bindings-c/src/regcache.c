@@ -75,7 +75,9 @@ static int verify_hit(pa_rc_t* c, pa_rc_region_t* r);
 int pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region_t** out) {
   uintptr_t a = (uintptr_t)addr & ~(PG - 1), e = ((uintptr_t)addr + len + PG - 1) & ~(PG - 1);
   if (unlikely(len == 0 || e <= a)) return -EINVAL;
-  if (likely(*c->pending == 0)) {
+  /* acquire: pending 0 (set by pa_iv_drain_done after the drained ranges left
+     the index, see ivset.h) must not be read after the index. */
+  if (likely(__atomic_load_n(c->pending, __ATOMIC_ACQUIRE) == 0)) {
     pa_rc_region_t* r = index_find(c, a, e, access);
     if (likely(r != NULL) && likely(try_ref(c, r, a, e, access))) {
       if (unlikely(c->verify)) {
@@ -213,6 +215,7 @@ static void drain_locked(pa_rc_t* c) {
     n = pa_iv_drain(c->sink, rs, PA_IV_SLOTS + 1);
     for (int i = 0; i < n; i++) invalidate_locked(c, rs[i].start, rs[i].end);
   } while (n == PA_IV_SLOTS + 1);
+  pa_iv_drain_done(c->sink);               /* applied: hit paths may trust the index */
 }
 
 static int frames_hash(pa_rc_t* c, uintptr_t a, size_t len, uint64_t* out) {

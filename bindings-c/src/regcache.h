@@ -29,10 +29,12 @@
  * retry). In-use regions are never evicted; when nothing is idle the limit
  * holds and get fails with -ENOSPC.
  *
- * Invalidation: every call first checks its sink's pending word (one relaxed
- * load) and drains the queued ranges (ivset.h) on the slow path: regions
- * overlapping a range leave the index at once; idle ones are deregistered,
- * in-use ones on their last put.
+ * Invalidation: every call first checks its sink's pending word (one acquire
+ * load, a plain load on x86) and drains the queued ranges (ivset.h) on the
+ * slow path: regions overlapping a range leave the index at once; idle ones
+ * are deregistered, in-use ones on their last put. The word stays nonzero
+ * until the drained ranges are out of the index (pa_iv_drain_done), so a hit
+ * never finds a region whose invalidation is being drained.
  *
  * With the userfaultfd monitor running (ufd_monitor.h), every new region is
  * also watched there, best effort (stats.unwatched counts refusals, e.g.

@@ -8,17 +8,27 @@ package dev.pinarena.registration.cache;
 public interface InvalidationFeed extends AutoCloseable
 {
     /**
-     * @return true when ranges may be queued.
+     * @return true when ranges may be queued, or a drain took ranges that {@link #drainDone()} has not
+     *         yet confirmed as applied.
      */
     boolean pending();
 
     /**
-     * Moves queued ranges into {@code out} as (start, end) pairs.
+     * Moves queued ranges into {@code out} as (start, end) pairs. {@link #pending()} stays true until
+     * {@link #drainDone()}.
      *
      * @param out even-length array.
      * @return pairs written; {@code out.length / 2} means more may remain.
      */
     int drain(long[] out);
+
+    /**
+     * Called after the last {@link #drain} of a round, once every drained range has been applied (its
+     * regions are out of the index the hit path reads): {@link #pending()} turns false unless a range was
+     * queued since. A hit path that sees {@code pending() == false} must not be able to find a region whose
+     * invalidation has been drained but not applied yet.
+     */
+    void drainDone();
 
     /**
      * @return ranges queued now (for monitoring).

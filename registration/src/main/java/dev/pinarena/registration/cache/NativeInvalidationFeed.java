@@ -17,7 +17,9 @@ import java.nio.file.Path;
  * Protocol: {@link #open} opens a sink of its own (no other consumer can take its events) and learns the
  * address of the sink's {@code pending} word. {@link #pending()} reads that word with a volatile load from
  * native memory — no JNI call on the hit path. {@link #drain(long[])} is one jnr call, made only when
- * {@code pending} is set, which copies up to 65 ranges into a native buffer.
+ * {@code pending} is set, which copies up to 65 ranges into a native buffer; it leaves {@code pending}
+ * nonzero ({@code PA_IV_DRAINING}) until {@link #drainDone()} (one more jnr call per drain round), so the
+ * hit path never trusts the index while drained ranges are still being applied.
  * <p>
  * Run the JVM with {@code LD_PRELOAD=.../libpinarena-hooks.so} for the hooks to see the unmaps of native
  * libraries (and the JDK's own, e.g. {@code MappedByteBuffer} unmapping). Loaded without LD_PRELOAD the
@@ -40,6 +42,8 @@ public final class NativeInvalidationFeed implements InvalidationFeed
         long pa_iv_pending(int sink);
 
         int pa_iv_drain(int sink, long out, int max);
+
+        void pa_iv_drain_done(int sink);
 
         int pa_iv_queued(int sink);
 
@@ -137,6 +141,11 @@ public final class NativeInvalidationFeed implements InvalidationFeed
             out[2 * i + 1] = drainBuffer.getLong(i * 16 + 8);
         }
         return n;
+    }
+
+    public void drainDone()
+    {
+        hooks.pa_iv_drain_done(sink);
     }
 
     public int queued()

@@ -115,6 +115,9 @@ public final class RegistrationCache implements AutoCloseable
             // The snapshot read is the only ordering point: a region reachable from it was fully built
             // before the volatile store that published the snapshot. tryAcquire refuses regions that the
             // slow path has since invalidated or claimed (their flags are set before they are deregistered).
+            // pending() is read first and stays true from the drain until drainLocked has published the
+            // index without the drained ranges (feed.drainDone()), so a false here means the snapshot read
+            // next already lacks every region whose invalidation was posted before this call.
             final CachedRegion r = index.find(start, end, access);
             if (r != null && r.tryAcquire())
             {
@@ -433,6 +436,20 @@ public final class RegistrationCache implements AutoCloseable
             }
         }
         while (n == drained.length / 2);
+        // Only now, with every drained range out of the published index, may pending() read false.
+        // Before this call existed the feed cleared pending at the start of the drain, and this
+        // interleaving sent stale bytes (threadsRegisterWhileAnotherUnmaps, 1-4 per run):
+        //   U  (holds buffer b's lock): hooked munmap posts b (pending = 1), munmaps, posts b again,
+        //      maps fresh pages at b, fills them, releases b's lock.
+        //   T1 (get for another buffer, slow path, holds this.lock): feed.drain clears pending and takes
+        //      b's range out of the sink; it is now only in drained[] while T1 is in jnr / the loop above.
+        //      The region R that pinned b's OLD pages is still in the published index with state 0.
+        //   T2 (takes b's lock, fills b, get(b), hit path): pending() == false, index.find -> R,
+        //      tryAcquire succeeds (R is not INVALID yet); T2 sends R's pinned pages: the old bytes.
+        //   T1: invalidateLocked(b): R is in use, so it is only marked INVALID; the send already went.
+        // The test's locking is sufficient: b's lock orders U's posts before T2's get, and T2 sends only
+        // b's bytes. Regions whose union covers b are covered the same way (they overlap b's range).
+        feed.drainDone();
     }
 
     private void invalidateLocked(final long start, final long end)
