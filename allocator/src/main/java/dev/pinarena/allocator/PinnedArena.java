@@ -456,6 +456,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public PinnedBuffer allocate(final int size, final PinnedBuffer buffer)
     {
+        checkDetached(buffer);
         buffer.attach(this, allocate(BufferScope.LOCAL, size, granule), size);
         return buffer;
     }
@@ -469,6 +470,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public PinnedBuffer allocateRemote(final int size, final PinnedBuffer buffer)
     {
+        checkDetached(buffer);
         buffer.attach(this, allocate(BufferScope.REMOTE, size, granule), size);
         return buffer;
     }
@@ -481,7 +483,18 @@ public final class PinnedArena implements AutoCloseable
      */
     public int reclaimDeadThreads()
     {
-        return adoptDeadHeaps(heaps.get());
+        final long before;
+        synchronized (pool)
+        {
+            before = adoptions;
+        }
+        final ThreadHeap heap = heaps.get(); // a thread's first heap adopts on creation
+        adoptDeadHeaps(heap);
+        heap.drainPending();
+        synchronized (pool)
+        {
+            return (int)(adoptions - before);
+        }
     }
 
     private ThreadHeap newHeap()
@@ -493,6 +506,15 @@ public final class PinnedArena implements AutoCloseable
         }
         adoptDeadHeaps(heap);
         return heap;
+    }
+
+    private static void checkDetached(final PinnedBuffer buffer)
+    {
+        if (buffer.isAttached())
+        {
+            throw new IllegalStateException("PinnedBuffer still holds 0x" + Long.toHexString(buffer.addressOffset()) +
+                ": close it before wrapping a new buffer");
+        }
     }
 
     /**
