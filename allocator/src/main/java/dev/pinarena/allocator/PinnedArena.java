@@ -289,12 +289,16 @@ public final class PinnedArena implements AutoCloseable
         {
             zero(address, slab.blockSize);
         }
+        // Read before the bit is set: from then on the owner may collect the block, empty the slab and
+        // release it, and the pool may reformat it for another class.
+        final int cls = slab.cls;
+        final int blockSize = slab.blockSize;
         final int outcome = slab.markRemoteFree(index);
         if (outcome < 0)
         {
             throw doubleFree(address, slab);
         }
-        heaps.get().countRemoteFree(slab);
+        heaps.get().countRemoteFree(cls, blockSize);
         if (outcome > 0)
         {
             // Read the owner after winning the pending flag: an adoption in between rehomed the slab, and
@@ -565,7 +569,7 @@ public final class PinnedArena implements AutoCloseable
         {
             dead.unlinkPartial(slab);
             slab.heap = adopter;
-            if (slab.used == 0 && !slab.isPending())
+            if (slab.used == 0 && slab.claimForRelease())
             {
                 pool.releaseSlab(slab);
             }

@@ -55,7 +55,7 @@ final class Slab
     int blocks;
     BufferScope scope;
 
-    /** Owner heap; changes only when a dead thread's heap is adopted (under the pool lock). */
+    /** Owner heap; changes when formatted and when a dead thread's heap is adopted (both under the pool lock). */
     volatile ThreadHeap heap;
 
     // Owner-only state.
@@ -116,8 +116,10 @@ final class Slab
         nextPartial = null;
         inPartial = false;
         nextPending = null;
-        PENDING.setVolatile(this, 0);
+        // The owner first, then pending = 0: a late freer (see claimForRelease) whose CAS succeeds from here
+        // on reads the new owner, never null.
         this.heap = heap;
+        PENDING.setVolatile(this, 0);
     }
 
     /**
@@ -225,6 +227,20 @@ final class Slab
     boolean isPending()
     {
         return (int)PENDING.getVolatile(this) != 0;
+    }
+
+    /**
+     * Owner, when the slab is empty and about to go back to the pool: sets {@code pending} 0 → 1 so no
+     * cross-thread free can push the slab any more. Without it a free whose bit the owner already collected,
+     * but whose CAS of step 4 is still to come, could push the slab after it was released — and once it is
+     * reformatted for another heap, onto a stack it is already on. Released slabs keep {@code pending} = 1
+     * until {@link #format} resets it.
+     *
+     * @return true if claimed (release it); false if a push is pending (it will be drained first).
+     */
+    boolean claimForRelease()
+    {
+        return PENDING.compareAndSet(this, 0, 1);
     }
 
     /**

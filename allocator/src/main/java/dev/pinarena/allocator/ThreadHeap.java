@@ -123,10 +123,10 @@ final class ThreadHeap
     /**
      * Any thread: the bookkeeping of a cross-thread free this heap's thread made.
      */
-    void countRemoteFree(final Slab slab)
+    void countRemoteFree(final int cls, final int blockSize)
     {
-        classFrees[slab.cls]++;
-        bytesFreed += slab.blockSize;
+        classFrees[cls]++;
+        bytesFreed += blockSize;
         crossThreadFreesSent++;
     }
 
@@ -152,13 +152,15 @@ final class ThreadHeap
         {
             return;
         }
-        if (slab.used == 0 && !slab.isPending())
+        if (slab.used == 0 && slab.claimForRelease())
         {
             unlinkPartial(slab);
             arena.pool.releaseSlab(slab);
         }
-        else if (!slab.inPartial)
+        else if (!slab.inPartial && slab.top > 0)
         {
+            // top > 0: a drain may bring a slab with nothing collected (a spare push, see Slab), and a full
+            // slab must never sit on the partial list.
             linkPartial(slab);
         }
     }
