@@ -23,6 +23,12 @@ import java.lang.invoke.VarHandle;
  * whose bit lands after the exchange finds {@code pending} already 0 and pushes the slab again, so no free
  * is ever lost; one that lands before is collected now and its push is a harmless spare.
  * <p>
+ * Release: an empty slab goes back to the pool only after the owner wins the same {@code pending} CAS
+ * ({@link #claimForRelease()}), so a free still between its bit and its CAS can no longer push it; that
+ * free's push can only land once the slab is reformatted, on its new owner's stack, as a spare push of a
+ * slab that is on no stack. A spare push can bring a slab with nothing to collect to its owner, which
+ * must therefore never treat "drained" as "has free blocks".
+ * <p>
  * A double free racing with itself on two threads (no ordering between the two frees) is a data race in
  * the caller; the protocol still never puts a block on the free stack twice (collection skips a block whose
  * {@code inUse} bit is already clear).
