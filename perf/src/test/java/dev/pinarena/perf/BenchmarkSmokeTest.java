@@ -1,6 +1,12 @@
 package dev.pinarena.perf;
 
+import dev.pinarena.perf.report.ReportMain;
+import dev.pinarena.perf.suite.JmhSuite;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.Options;
@@ -10,6 +16,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
 import java.util.Collection;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Keeps the benchmarks from rotting: each runs once, in one fork, for one tiny iteration. No timing is
@@ -18,11 +25,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class BenchmarkSmokeTest
 {
     @Test
-    void everyBenchmarkRunsOnce() throws Exception
+    void everyBenchmarkRunsOnceAndFeedsTheReport(@TempDir final Path dir) throws Exception
     {
         final Options options = new OptionsBuilder()
             .include(AllocateFreeBenchmark.class.getSimpleName())
             .include(CrossThreadFreeBenchmark.class.getSimpleName())
+            .include(SendMemoryBenchmark.class.getSimpleName())
             .param("size", "4096", "1048576")
             .forks(1)
             .warmupIterations(0)
@@ -31,7 +39,7 @@ class BenchmarkSmokeTest
             .shouldFailOnError(true)
             .build();
         final Collection<RunResult> results = new Runner(options).run();
-        assertEquals(16, results.size(), "4 contenders x 2 sizes x (one thread, two threads)");
+        assertEquals(22, results.size(), "4 contenders x 2 sizes x (one thread, two threads) + 3 send strategies x 2 sizes");
         for (final RunResult result : results)
         {
             final double score = result.getPrimaryResult().getScore();
@@ -40,5 +48,14 @@ class BenchmarkSmokeTest
                 throw new AssertionError(result.getParams().getBenchmark() + " produced no score: " + score);
             }
         }
+
+        // The suite's CSV and the report sections read what JMH produced.
+        JmhSuite.write(results, dir.resolve("jmh.csv"));
+        ReportMain.main(new String[] {dir.toString(), dir.resolve("report").toString(), "quick"});
+        final String markdown = Files.readString(dir.resolve("report").resolve("REPORT.md"));
+        assertTrue(markdown.contains("## How much faster is allocate + free (Java, one thread)?"), markdown);
+        assertTrue(markdown.contains("| 4 KiB |"), markdown);
+        assertTrue(markdown.contains("registerPerSend ÷ arenaBuffer"), markdown);
+        assertTrue(Files.size(dir.resolve("report").resolve("send-cost.png")) > 1000);
     }
 }

@@ -3,6 +3,7 @@ package dev.pinarena.perf.report;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.CategorySeries;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.style.Styler;
@@ -46,8 +47,8 @@ public final class Charts
      * @param title  chart title.
      * @param xTitle category axis.
      * @param yTitle value axis.
-     * @param logY   logarithmic value axis.
-     * @return a grouped bar chart.
+     * @param logY   logarithmic value axis (drawn as lines with markers: a bar has no base on a log axis).
+     * @return a grouped bar chart, or a category line chart when {@code logY}.
      */
     public static CategoryChart bars(final String title, final String xTitle, final String yTitle, final boolean logY)
     {
@@ -55,6 +56,11 @@ public final class Charts
             .title(title).xAxisTitle(xTitle).yAxisTitle(yTitle).build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
         chart.getStyler().setYAxisLogarithmic(logY);
+        if (logY)
+        {
+            chart.getStyler().setDefaultSeriesRenderStyle(CategorySeries.CategorySeriesRenderStyle.Line);
+            chart.getStyler().setMarkerSize(8);
+        }
         return chart;
     }
 

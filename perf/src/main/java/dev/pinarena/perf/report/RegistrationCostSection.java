@@ -110,6 +110,10 @@ public final class RegistrationCostSection implements ReportSection
         {
             return (bytes >> 20) + " MiB";
         }
-        return (bytes >> 10) + " KiB";
+        if (bytes >= 1024)
+        {
+            return (bytes >> 10) + " KiB";
+        }
+        return bytes + " B";
     }
 }

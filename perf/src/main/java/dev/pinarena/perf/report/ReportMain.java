@@ -39,6 +39,23 @@ public final class ReportMain
         Files.createDirectories(report);
 
         final List<ReportSection> sections = new ArrayList<>();
+        final JmhRuns jmh = JmhRuns.read(results.resolve("jmh.csv"));
+        final List<String> javaAlternatives = List.of("nettyPooled", "allocateDirect", "registerEach");
+        sections.add(new JmhComparisonSection(jmh, "How much faster is allocate + free (Java, one thread)?",
+            "One thread allocates and frees one buffer: the pinned arena (`pinnedArena`: registered memory, lkey ready) " +
+            "against Netty's `PooledByteBufAllocator` direct buffers, `ByteBuffer.allocateDirect` (freed at once) and " +
+            "malloc + register per buffer with the same io_uring registrar (`registerEach`, the naive path).",
+            "AllocateFreeBenchmark", "pinnedArena", javaAlternatives, "allocate-free-1thread.png"));
+        sections.add(new JmhComparisonSection(jmh, "How much faster is allocate + free across threads (Java, two threads)?",
+            "Two threads each allocate a buffer, hand it to the other and free the one they were handed: almost " +
+            "every free is a cross-thread free. One op = one allocate and one free on each thread.",
+            "CrossThreadFreeBenchmark", "pinnedArena", javaAlternatives, "allocate-free-2threads.png"));
+        sections.add(new JmhComparisonSection(jmh, "What does one send's memory handling cost with each strategy?",
+            "Before a work request can be posted the sender needs a registered buffer and its lkey: register the " +
+            "application's buffer per send (`registerPerSend`), find it in a registration cache (`registrationCacheHit`, " +
+            "the cache's best case, a hit with no invalidation pending), or take a buffer from the arena " +
+            "(`arenaBuffer`: allocate + lkey + free, nothing to register).",
+            "SendMemoryBenchmark", "arenaBuffer", List.of("registrationCacheHit", "registerPerSend"), "send-cost.png"));
         sections.add(new RegistrationCostSection(CostCurves.read(List.of(
             results.resolve("reg-cost-io_uring.csv"), results.resolve("reg-cost-verbs.csv")))));
         sections.add(new MallocSection(MallocRuns.read(results.resolve("malloc.csv"))));
