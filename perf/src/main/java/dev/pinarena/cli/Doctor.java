@@ -1,5 +1,7 @@
 package dev.pinarena.cli;
 
+import dev.pinarena.allocator.ArenaCapacity;
+import dev.pinarena.allocator.ArenaConfig;
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.RegistrationException;
 import dev.pinarena.registration.os.ChunkMapper;
@@ -118,6 +120,10 @@ final class Doctor
         {
             chunk.unmap();
         }
+
+        final ArenaCapacity capacity = ArenaCapacity.ofHost(ArenaConfig.defaults().chunkSize());
+        line(out, OK, "arena cap", MemlockLimit.format(capacity.capBytes()) + " in " +
+            MemlockLimit.format(capacity.chunkSize()) + " chunks: " + capacity.reason(), null);
 
         final RegistrarSelector auto = RegistrarSelector.open(RegistrarKind.AUTO, null, limit.defaultBudget());
         try

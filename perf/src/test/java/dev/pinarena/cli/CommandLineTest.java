@@ -46,7 +46,7 @@ class CommandLineTest
         final String text = output();
         assertEquals(0, status, text);
         for (final String check : new String[] {"rdma devices", "RLIMIT_MEMLOCK", "hugepages 2MiB", "THP", "io_uring",
-            "pagemap", "auto picks"})
+            "pagemap", "arena cap", "auto picks"})
         {
             assertTrue(text.contains("] " + check), "missing " + check + " in\n" + text);
         }
