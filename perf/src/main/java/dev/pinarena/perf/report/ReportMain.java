@@ -41,6 +41,7 @@ public final class ReportMain
         final List<ReportSection> sections = new ArrayList<>();
         sections.add(new RegistrationCostSection(CostCurves.read(List.of(
             results.resolve("reg-cost-io_uring.csv"), results.resolve("reg-cost-verbs.csv")))));
+        sections.add(new MallocSection(MallocRuns.read(results.resolve("malloc.csv"))));
 
         final StringBuilder md = new StringBuilder();
         md.append("# pinarena performance report\n\n");

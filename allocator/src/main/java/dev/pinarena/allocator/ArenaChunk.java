@@ -1,0 +1,179 @@
+package dev.pinarena.allocator;
+
+import dev.pinarena.registration.Region;
+import dev.pinarena.registration.os.MappedChunk;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.BitSet;
+
+/**
+ * Metadata of one chunk the arena owns: its mapping, its one registration, its scope, and for a shared
+ * chunk the state of each arena page (free, part of a slab, head or body of a run, head of a cached run).
+ * <p>
+ * A <em>dedicated</em> chunk holds exactly one buffer larger than the chunk size; it is kept for reuse when
+ * freed, never unmapped while the arena is open.
+ * <p>
+ * Ordering: page states and slab references change under the pool lock (a run's head also between
+ * {@link #RUN_HEAD} and {@link #RUN_CACHED} by the thread freeing or reusing it) and are read without a lock
+ * by {@code free} on any thread. Writers publish with a release store after the slab or run is fully set up;
+ * readers load with acquire, so a thread that sees a page's state sees the slab behind it.
+ */
+final class ArenaChunk
+{
+    /** Page holds no buffer. */
+    static final byte FREE = 0;
+    /** Page belongs to a slab of equal blocks. */
+    static final byte SLAB = 1;
+    /** First page of a run handed out. */
+    static final byte RUN_HEAD = 2;
+    /** A later page of a run (handed out or cached). */
+    static final byte RUN_BODY = 3;
+    /** First page of a freed run kept in a thread's run cache. */
+    static final byte RUN_CACHED = 4;
+
+    private static final VarHandle STATE = MethodHandles.arrayElementVarHandle(byte[].class);
+    private static final VarHandle SLABS = MethodHandles.arrayElementVarHandle(Slab[].class);
+
+    final MappedChunk mapping;
+    final Region region;
+    final BufferScope scope;
+    final long base;
+    final long size;
+    final boolean dedicated;
+    final int pageCount;
+
+    /** Guarded by the pool lock: pages taken by slabs and runs (shared chunks only). */
+    final BitSet usedPages;
+    private final byte[] pageState;
+    private final int[] runPages;
+    private final Slab[] slabByPage;
+
+    /** Dedicated chunks: true while its buffer is handed out. Guarded by the pool lock. */
+    boolean dedicatedInUse;
+
+    ArenaChunk(final MappedChunk mapping, final Region region, final BufferScope scope, final boolean dedicated)
+    {
+        this.mapping = mapping;
+        this.region = region;
+        this.scope = scope;
+        this.base = mapping.address();
+        this.size = mapping.size();
+        this.dedicated = dedicated;
+        this.pageCount = dedicated ? 0 : (int)(size >>> SizeClasses.ARENA_PAGE_SHIFT);
+        this.usedPages = dedicated ? null : new BitSet(pageCount);
+        this.pageState = dedicated ? null : new byte[pageCount];
+        this.runPages = dedicated ? null : new int[pageCount];
+        this.slabByPage = dedicated ? null : new Slab[pageCount];
+    }
+
+    /**
+     * @param address an address inside this chunk.
+     * @return its arena page index.
+     */
+    int pageOf(final long address)
+    {
+        return (int)((address - base) >>> SizeClasses.ARENA_PAGE_SHIFT);
+    }
+
+    /**
+     * @param page arena page index.
+     * @return first byte of the page.
+     */
+    long pageAddress(final int page)
+    {
+        return base + ((long)page << SizeClasses.ARENA_PAGE_SHIFT);
+    }
+
+    byte state(final int page)
+    {
+        return (byte)STATE.getAcquire(pageState, page);
+    }
+
+    void state(final int page, final byte state)
+    {
+        STATE.setRelease(pageState, page, state);
+    }
+
+    Slab slab(final int page)
+    {
+        return (Slab)SLABS.getAcquire(slabByPage, page);
+    }
+
+    int runPages(final int headPage)
+    {
+        return runPages[headPage];
+    }
+
+    /**
+     * Under the pool lock: marks pages as one slab. The slab reference is stored before the state, and the
+     * state with release, so a reader that sees {@link #SLAB} sees the slab.
+     */
+    void markSlab(final int first, final int pages, final Slab slab)
+    {
+        for (int p = first; p < first + pages; p++)
+        {
+            slabByPage[p] = slab;
+            state(p, SLAB);
+        }
+    }
+
+    /**
+     * Under the pool lock: marks pages as a run handed out.
+     */
+    void markRun(final int first, final int pages)
+    {
+        runPages[first] = pages;
+        for (int p = first + 1; p < first + pages; p++)
+        {
+            state(p, RUN_BODY);
+        }
+        state(first, RUN_HEAD);
+    }
+
+    /**
+     * Under the pool lock: marks pages free again.
+     */
+    void markFree(final int first, final int pages)
+    {
+        for (int p = first; p < first + pages; p++)
+        {
+            state(p, FREE);
+            slabByPage[p] = null;
+        }
+        runPages[first] = 0;
+    }
+
+    /**
+     * @param pages wanted run length.
+     * @return first page of a free run of that length, or -1. Guarded by the pool lock.
+     */
+    int findFreeRun(final int pages)
+    {
+        int from = 0;
+        while (from + pages <= pageCount)
+        {
+            final int start = usedPages.nextClearBit(from);
+            if (start + pages > pageCount)
+            {
+                return -1;
+            }
+            int end = usedPages.nextSetBit(start);
+            if (end < 0)
+            {
+                end = pageCount;
+            }
+            if (end - start >= pages)
+            {
+                return start;
+            }
+            from = end;
+        }
+        return -1;
+    }
+
+    public String toString()
+    {
+        return (dedicated ? "dedicated " : "") + scope + " chunk 0x" + Long.toHexString(base) + "+" + size;
+    }
+}

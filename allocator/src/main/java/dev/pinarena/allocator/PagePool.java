@@ -1,0 +1,289 @@
+package dev.pinarena.allocator;
+
+import dev.pinarena.registration.Access;
+import dev.pinarena.registration.Region;
+import dev.pinarena.registration.Registrar;
+import dev.pinarena.registration.RegistrationException;
+import dev.pinarena.registration.os.ChunkMapper;
+import dev.pinarena.registration.os.MappedChunk;
+import dev.pinarena.registration.os.MappingFailedException;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The shared pool behind every heap: the chunks of each scope, their free arena pages, idle dedicated chunks
+ * and spare slab objects. Every method runs under this object's monitor — the arena's one lock, taken only
+ * on slow paths (a heap needs a new slab, a run misses the thread's cache, a chunk is mapped).
+ * <p>
+ * Chunks are mapped and registered here, once, and are deregistered and unmapped only by {@link #closeAll}.
+ */
+final class PagePool
+{
+    private final Registrar registrar;
+    private final ArenaConfig config;
+    private final SizeClasses classes;
+    private final ChunkDirectory directory;
+    private final long capBytes;
+    private final List<List<ArenaChunk>> chunksByScope = new ArrayList<>();
+    private final List<ArenaChunk> dedicatedChunks = new ArrayList<>();
+    private final ArrayDeque<Slab> spareSlabs = new ArrayDeque<>();
+
+    private long mappedBytes;
+    private long registrations;
+    private long chunkCount;
+
+    PagePool(
+        final Registrar registrar, final ArenaConfig config, final SizeClasses classes,
+        final ChunkDirectory directory, final long capBytes)
+    {
+        this.registrar = registrar;
+        this.config = config;
+        this.classes = classes;
+        this.directory = directory;
+        this.capBytes = capBytes;
+        for (int i = 0; i < BufferScope.COUNT; i++)
+        {
+            chunksByScope.add(new ArrayList<>());
+        }
+    }
+
+    synchronized Slab takeSlab(final ThreadHeap heap, final int slot, final int cls)
+    {
+        final BufferScope scope = BufferScope.values()[slot / classes.count()];
+        final int pages = classes.slabPages(cls);
+        final long request = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
+        final ArenaChunk chunk = chunkWithRun(scope, pages, request);
+        final int first = chunk.findFreeRun(pages);
+        chunk.usedPages.set(first, first + pages);
+        final Slab slab = spareSlabs.isEmpty() ? new Slab() : spareSlabs.pop();
+        slab.format(chunk, first, classes, cls, slot, heap);
+        chunk.markSlab(first, pages, slab);
+        return slab;
+    }
+
+    synchronized void releaseSlab(final Slab slab)
+    {
+        final ArenaChunk chunk = slab.chunk;
+        chunk.markFree(slab.firstPage, slab.pages);
+        chunk.usedPages.clear(slab.firstPage, slab.firstPage + slab.pages);
+        slab.heap = null;
+        spareSlabs.push(slab);
+    }
+
+    synchronized long takeRun(final BufferScope scope, final int pages)
+    {
+        final long request = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
+        final ArenaChunk chunk = chunkWithRun(scope, pages, request);
+        final int first = chunk.findFreeRun(pages);
+        chunk.usedPages.set(first, first + pages);
+        chunk.markRun(first, pages);
+        return chunk.pageAddress(first);
+    }
+
+    synchronized void releaseRun(final ArenaChunk chunk, final int first, final int pages)
+    {
+        chunk.markFree(first, pages);
+        chunk.usedPages.clear(first, first + pages);
+    }
+
+    /**
+     * @param size bytes above the chunk size.
+     * @return an idle dedicated chunk of the same power-of-two size, or a new one.
+     */
+    synchronized ArenaChunk takeDedicated(final BufferScope scope, final long size)
+    {
+        final long chunkBytes = Long.highestOneBit(size - 1) << 1;
+        for (final ArenaChunk chunk : dedicatedChunks)
+        {
+            if (!chunk.dedicatedInUse && chunk.scope == scope && chunk.size == chunkBytes)
+            {
+                chunk.dedicatedInUse = true;
+                return chunk;
+            }
+        }
+        final ArenaChunk chunk = mapAndRegister(scope, chunkBytes, true, size);
+        dedicatedChunks.add(chunk);
+        chunk.dedicatedInUse = true;
+        return chunk;
+    }
+
+    /**
+     * @return true if it was in use and is now idle; false if it was idle already (double free).
+     */
+    synchronized boolean releaseDedicated(final ArenaChunk chunk)
+    {
+        if (!chunk.dedicatedInUse)
+        {
+            return false;
+        }
+        chunk.dedicatedInUse = false;
+        return true;
+    }
+
+    /**
+     * Under the lock (callers hold it): sets a cached run's pages back to free.
+     */
+    synchronized void releaseCachedRun(final long address)
+    {
+        final ArenaChunk chunk = directory.chunkOf(address);
+        final int first = chunk.pageOf(address);
+        releaseRun(chunk, first, chunk.runPages(first));
+    }
+
+    /**
+     * Under the lock: every slab of a dead heap, for adoption.
+     */
+    synchronized List<Slab> slabsOf(final ThreadHeap heap)
+    {
+        final List<Slab> slabs = new ArrayList<>();
+        for (final List<ArenaChunk> chunks : chunksByScope)
+        {
+            for (final ArenaChunk chunk : chunks)
+            {
+                for (int page = 0; page < chunk.pageCount; page++)
+                {
+                    if (chunk.state(page) == ArenaChunk.SLAB)
+                    {
+                        final Slab slab = chunk.slab(page);
+                        if (slab.firstPage == page && slab.heap == heap)
+                        {
+                            slabs.add(slab);
+                        }
+                    }
+                }
+            }
+        }
+        return slabs;
+    }
+
+    private ArenaChunk chunkWithRun(final BufferScope scope, final int pages, final long request)
+    {
+        for (final ArenaChunk chunk : chunksByScope.get(scope.ordinal()))
+        {
+            if (chunk.findFreeRun(pages) >= 0)
+            {
+                return chunk;
+            }
+        }
+        final ArenaChunk chunk = mapAndRegister(scope, config.chunkSize(), false, request);
+        chunksByScope.get(scope.ordinal()).add(chunk);
+        return chunk;
+    }
+
+    private ArenaChunk mapAndRegister(final BufferScope scope, final long size, final boolean dedicated, final long request)
+    {
+        if (size > capBytes - mappedBytes)
+        {
+            throw new ArenaExhaustedException(0, "cannot allocate " + request + " bytes (" + scope +
+                "): a new " + size + "-byte chunk would pin " + (mappedBytes + size) + " bytes, over the arena cap of " +
+                capBytes + " (" + mappedBytes + " pinned in " + chunkCount + " chunks)");
+        }
+        final MappedChunk mapping;
+        try
+        {
+            mapping = ChunkMapper.map(size, config.backings());
+        }
+        catch (final MappingFailedException ex)
+        {
+            throw new ArenaExhaustedException(0, "cannot allocate " + request + " bytes (" + scope +
+                "): mapping a " + size + "-byte chunk failed: " + ex.getMessage(), ex);
+        }
+        final Region region;
+        try
+        {
+            region = registrar.register(mapping.address(), mapping.size(), accessOf(scope));
+        }
+        catch (final RegistrationException ex)
+        {
+            mapping.unmap();
+            throw new ArenaExhaustedException(0, "cannot allocate " + request + " bytes (" + scope +
+                "): registering a new " + size + "-byte chunk failed: " + ex.getMessage(), ex);
+        }
+        catch (final RuntimeException ex)
+        {
+            mapping.unmap();
+            throw ex;
+        }
+        registrations++;
+        final ArenaChunk chunk = new ArenaChunk(mapping, region, scope, dedicated);
+        directory.add(chunk);
+        mappedBytes += size;
+        chunkCount++;
+        return chunk;
+    }
+
+    private int accessOf(final BufferScope scope)
+    {
+        return scope == BufferScope.REMOTE ? config.remoteAccess() : Access.LOCAL_WRITE;
+    }
+
+    synchronized long mappedBytes()
+    {
+        return mappedBytes;
+    }
+
+    synchronized long registrations()
+    {
+        return registrations;
+    }
+
+    synchronized int chunkCount(final boolean dedicated)
+    {
+        if (dedicated)
+        {
+            return dedicatedChunks.size();
+        }
+        int count = 0;
+        for (final List<ArenaChunk> chunks : chunksByScope)
+        {
+            count += chunks.size();
+        }
+        return count;
+    }
+
+    synchronized long capBytes()
+    {
+        return capBytes;
+    }
+
+    /**
+     * Deregisters and unmaps every chunk. The first failure is rethrown after all were tried.
+     */
+    synchronized void closeAll()
+    {
+        final List<ArenaChunk> all = new ArrayList<>(dedicatedChunks);
+        for (final List<ArenaChunk> chunks : chunksByScope)
+        {
+            all.addAll(chunks);
+            chunks.clear();
+        }
+        dedicatedChunks.clear();
+        RuntimeException first = null;
+        for (final ArenaChunk chunk : all)
+        {
+            try
+            {
+                directory.remove(chunk);
+                if (!registrar.isClosed())
+                {
+                    registrar.deregister(chunk.region);
+                }
+                chunk.mapping.unmap();
+            }
+            catch (final RuntimeException ex)
+            {
+                if (first == null)
+                {
+                    first = ex;
+                }
+            }
+        }
+        mappedBytes = 0;
+        if (first != null)
+        {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,336 @@
+package dev.pinarena.allocator;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+
+/**
+ * One thread's view of the arena: per scope and size class a current slab and a list of partly free slabs,
+ * a cache of freed page runs, a stack of its slabs that other threads freed blocks into, and its counters.
+ * <p>
+ * Everything except {@link #pendingHead} is touched only by {@link #thread}: allocation and free on the
+ * owning thread take no lock and no atomic instruction. Counters are plain fields read racily by
+ * {@link PinnedArena#stats()}.
+ * <p>
+ * When a thread dies its heap is <em>adopted</em> by a live one (under the pool lock): {@link #thread} is set
+ * to the adopter's thread (a thread that observed {@code isAlive() == false} happens-after everything the
+ * dead thread did), its slabs are rehomed to the adopter, its cached runs go back to the pool, and the adopter
+ * keeps draining its pending stack, because a remote free that read the old owner may still push there.
+ */
+final class ThreadHeap
+{
+    /** Runs of up to this many arena pages (1 MiB) may be cached per thread. */
+    static final int MAX_CACHED_RUN_PAGES = (1 << 20) >>> SizeClasses.ARENA_PAGE_SHIFT;
+    /** Cached runs per scope and length. */
+    static final int RUN_CACHE_DEPTH = 4;
+
+    private static final VarHandle PENDING_HEAD;
+
+    static
+    {
+        try
+        {
+            PENDING_HEAD = MethodHandles.lookup().findVarHandle(ThreadHeap.class, "pendingHead", Slab.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    final PinnedArena arena;
+    final int classCount;
+    volatile Thread thread;
+    /** Set once, under the pool lock, when a live heap adopts this one. */
+    boolean adopted;
+
+    final Slab[] current;
+    final Slab[] partialHead;
+    @SuppressWarnings("unused") // accessed through PENDING_HEAD
+    private volatile Slab pendingHead;
+    /** Heaps adopted by this one whose pending stacks it keeps draining. Guarded by the pool lock for writes. */
+    final ArrayList<ThreadHeap> adoptedHeaps = new ArrayList<>();
+    private volatile ThreadHeap[] drainAlso = new ThreadHeap[0];
+
+    final long[][] runCache;
+    final int[] runCacheCount;
+    long runCacheBytes;
+
+    // Counters, written by the owner thread only.
+    final long[] classAllocs;
+    final long[] classFrees;
+    long runAllocs;
+    long runFrees;
+    long dedicatedAllocs;
+    long dedicatedFrees;
+    long bytesAllocated;
+    long bytesFreed;
+    long crossThreadFreesSent;
+    long crossThreadFreesCollected;
+
+    ThreadHeap(final PinnedArena arena, final int classCount, final Thread thread)
+    {
+        this.arena = arena;
+        this.classCount = classCount;
+        this.thread = thread;
+        current = new Slab[BufferScope.COUNT * classCount];
+        partialHead = new Slab[BufferScope.COUNT * classCount];
+        runCache = new long[BufferScope.COUNT * (MAX_CACHED_RUN_PAGES + 1)][];
+        runCacheCount = new int[BufferScope.COUNT * (MAX_CACHED_RUN_PAGES + 1)];
+        classAllocs = new long[classCount];
+        classFrees = new long[classCount];
+    }
+
+    /**
+     * Owner thread: a block of class {@code cls} in {@code scope}.
+     */
+    long allocateBlock(final int slot, final int cls)
+    {
+        final Slab slab = current[slot];
+        final long address;
+        if (slab != null && slab.top > 0)
+        {
+            address = slab.allocate();
+        }
+        else
+        {
+            address = refill(slot, cls).allocate();
+        }
+        classAllocs[cls]++;
+        bytesAllocated += arena.classes.blockSize(cls);
+        return address;
+    }
+
+    /**
+     * Owner thread: frees a block of a slab this heap owns. The caller checked ownership and the index.
+     */
+    void freeLocal(final Slab slab, final int index, final long address)
+    {
+        if (!slab.isAllocatedByOwnerView(index))
+        {
+            throw arena.doubleFree(address, slab);
+        }
+        if (slab.scope == BufferScope.REMOTE && arena.zeroRemoteOnFree)
+        {
+            arena.zero(address, slab.blockSize);
+        }
+        slab.freeLocal(index);
+        classFrees[slab.cls]++;
+        bytesFreed += slab.blockSize;
+        afterFree(slab);
+    }
+
+    /**
+     * Any thread: the bookkeeping of a cross-thread free this heap's thread made.
+     */
+    void countRemoteFree(final int cls, final int blockSize)
+    {
+        classFrees[cls]++;
+        bytesFreed += blockSize;
+        crossThreadFreesSent++;
+    }
+
+    /**
+     * Any thread: step 4 of the cross-thread protocol (see {@link Slab}); a Treiber push. The slab's link is
+     * written before the CAS that publishes it; the owner's exchange in {@link #drainPending()} reads it after.
+     * There is no single pop, only take-all, so the stack has no ABA problem.
+     */
+    void pushPending(final Slab slab)
+    {
+        Slab head;
+        do
+        {
+            head = (Slab)PENDING_HEAD.getVolatile(this);
+            slab.nextPending = head;
+        }
+        while (!PENDING_HEAD.compareAndSet(this, head, slab));
+    }
+
+    private void afterFree(final Slab slab)
+    {
+        if (slab == current[slab.slot])
+        {
+            return;
+        }
+        if (slab.used == 0 && slab.claimForRelease())
+        {
+            unlinkPartial(slab);
+            arena.pool.releaseSlab(slab);
+        }
+        else if (!slab.inPartial && slab.top > 0)
+        {
+            // top > 0: a drain may bring a slab with nothing collected (a spare push, see Slab), and a full
+            // slab must never sit on the partial list.
+            linkPartial(slab);
+        }
+    }
+
+    private Slab refill(final int slot, final int cls)
+    {
+        drainPending();
+        Slab slab = current[slot];
+        if (slab != null && slab.top > 0)
+        {
+            return slab;
+        }
+        slab = partialHead[slot];
+        if (slab != null)
+        {
+            unlinkPartial(slab);
+            current[slot] = slab;
+            return slab;
+        }
+        arena.maybeAdoptDeadHeaps(this);
+        slab = arena.pool.takeSlab(this, slot, cls);
+        current[slot] = slab;
+        return slab;
+    }
+
+    /**
+     * Owner thread: collects every remote free pending on this heap and on the heaps it adopted.
+     */
+    void drainPending()
+    {
+        drain(this);
+        for (final ThreadHeap other : drainAlso)
+        {
+            drain(other);
+        }
+    }
+
+    private void drain(final ThreadHeap stackOwner)
+    {
+        if ((Slab)PENDING_HEAD.getVolatile(stackOwner) == null)
+        {
+            return;
+        }
+        Slab slab = (Slab)PENDING_HEAD.getAndSet(stackOwner, null);
+        while (slab != null)
+        {
+            final Slab next = slab.nextPending; // read before clearPending: a new push rewrites the link
+            if (slab.heap != this)
+            {
+                // Rehomed since the push (its dead owner was adopted elsewhere): hand it on, still pending.
+                slab.heap.pushPending(slab);
+                slab = next;
+                continue;
+            }
+            slab.nextPending = null;
+            slab.clearPending();
+            crossThreadFreesCollected += slab.collectRemoteFrees();
+            afterFree(slab);
+            slab = next;
+        }
+    }
+
+    void linkPartial(final Slab slab)
+    {
+        final Slab head = partialHead[slab.slot];
+        slab.prevPartial = null;
+        slab.nextPartial = head;
+        if (head != null)
+        {
+            head.prevPartial = slab;
+        }
+        partialHead[slab.slot] = slab;
+        slab.inPartial = true;
+    }
+
+    void unlinkPartial(final Slab slab)
+    {
+        if (!slab.inPartial)
+        {
+            return;
+        }
+        if (slab.prevPartial != null)
+        {
+            slab.prevPartial.nextPartial = slab.nextPartial;
+        }
+        else
+        {
+            partialHead[slab.slot] = slab.nextPartial;
+        }
+        if (slab.nextPartial != null)
+        {
+            slab.nextPartial.prevPartial = slab.prevPartial;
+        }
+        slab.prevPartial = null;
+        slab.nextPartial = null;
+        slab.inPartial = false;
+    }
+
+    /**
+     * Owner thread: a run from this thread's cache, or 0.
+     */
+    long takeCachedRun(final BufferScope scope, final int pages)
+    {
+        if (pages > MAX_CACHED_RUN_PAGES)
+        {
+            return 0;
+        }
+        final int index = scope.ordinal() * (MAX_CACHED_RUN_PAGES + 1) + pages;
+        final int count = runCacheCount[index];
+        if (count == 0)
+        {
+            return 0;
+        }
+        runCacheCount[index] = count - 1;
+        runCacheBytes -= (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
+        return runCache[index][count - 1];
+    }
+
+    /**
+     * Owner thread: keeps a freed run for reuse if the cache has room.
+     *
+     * @return true if cached.
+     */
+    boolean cacheRun(final BufferScope scope, final long address, final int pages)
+    {
+        final long bytes = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
+        if (pages > MAX_CACHED_RUN_PAGES || runCacheBytes + bytes > arena.runCacheLimit)
+        {
+            return false;
+        }
+        final int index = scope.ordinal() * (MAX_CACHED_RUN_PAGES + 1) + pages;
+        long[] stack = runCache[index];
+        if (stack == null)
+        {
+            stack = new long[RUN_CACHE_DEPTH]; // once per scope and run length
+            runCache[index] = stack;
+        }
+        final int count = runCacheCount[index];
+        if (count == RUN_CACHE_DEPTH)
+        {
+            return false;
+        }
+        stack[count] = address;
+        runCacheCount[index] = count + 1;
+        runCacheBytes += bytes;
+        return true;
+    }
+
+    /**
+     * Under the pool lock, by the adopter: makes the adopter drain this heap's stack too.
+     */
+    void drainAlso(final ThreadHeap adoptedHeap)
+    {
+        adoptedHeaps.add(adoptedHeap);
+        adoptedHeaps.addAll(adoptedHeap.adoptedHeaps);
+        drainAlso = adoptedHeaps.toArray(new ThreadHeap[0]);
+    }
+
+    long buffersInUse()
+    {
+        long live = runAllocs - runFrees + dedicatedAllocs - dedicatedFrees;
+        for (int i = 0; i < classCount; i++)
+        {
+            live += classAllocs[i] - classFrees[i];
+        }
+        return live;
+    }
+
+    public String toString()
+    {
+        return "heap of " + thread.getName() + (adopted ? " (adopted)" : "");
+    }
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# collect.sh BENCH SO REPS OUT.csv — every workload under every allocator, REPS runs each, interleaved
+# (allocator order rotates per repetition so a burst of load on a shared machine does not land on one
+# allocator), one CSV row per run: workload,allocator,run,seconds,peak_kib. The report computes
+# min/median/max and ratios from it. REPS=1 is the smoke run `mvn verify` makes.
+set -euo pipefail
+BENCH=$1 SO=$2 REPS=$3 OUT=$4
+L=/usr/lib/x86_64-linux-gnu
+declare -A PRE=([glibc]="" [jemalloc]=$L/libjemalloc.so.2 [mimalloc]=$L/libmimalloc.so.2
+                [tcmalloc]=$L/libtcmalloc_minimal.so.4 [pinarena]=$SO)
+ALLOCS=(glibc jemalloc mimalloc tcmalloc pinarena)
+for a in "${ALLOCS[@]}"; do
+  p=${PRE[$a]}
+  if [ -n "$p" ] && [ ! -e "$p" ]; then
+    echo "collect.sh: $p is missing for $a: apt-get install libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4" >&2
+    exit 1
+  fi
+done
+echo "workload,allocator,run,seconds,peak_kib" > "$OUT"
+for w in churn prodcons larson realloc; do
+  for r in $(seq 1 "$REPS"); do
+    for i in "${!ALLOCS[@]}"; do
+      a=${ALLOCS[$(( (i + r) % ${#ALLOCS[@]} ))]}
+      read -r _ t m < <(LD_PRELOAD="${PRE[$a]}" "$BENCH" "$w")
+      echo "$w,$a,$r,$t,$m" >> "$OUT"
+    done
+  done
+  printf '  %s: %d runs per allocator\n' "$w" "$REPS" >&2
+done

@@ -1,0 +1,108 @@
+package dev.pinarena.perf.report;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The native allocator benchmark's runs ({@code perf/native/collect.sh}):
+ * {@code workload,allocator,run,seconds,peak_kib}.
+ */
+public final class MallocRuns
+{
+    private final Map<String, Map<String, List<double[]>>> byWorkload = new LinkedHashMap<>();
+
+    private MallocRuns()
+    {
+    }
+
+    /**
+     * @param file the CSV; a missing file gives no runs.
+     * @return the runs.
+     * @throws IOException if the file cannot be read.
+     */
+    public static MallocRuns read(final Path file) throws IOException
+    {
+        final MallocRuns runs = new MallocRuns();
+        if (!Files.isRegularFile(file))
+        {
+            return runs;
+        }
+        for (final String line : Files.readAllLines(file))
+        {
+            final String[] f = line.split(",");
+            if (f.length != 5 || f[0].equals("workload"))
+            {
+                continue;
+            }
+            runs.byWorkload.computeIfAbsent(f[0], k -> new LinkedHashMap<>())
+                .computeIfAbsent(f[1], k -> new ArrayList<>())
+                .add(new double[] {Double.parseDouble(f[3]), Double.parseDouble(f[4])});
+        }
+        return runs;
+    }
+
+    /**
+     * @return true if nothing was measured.
+     */
+    public boolean isEmpty()
+    {
+        return byWorkload.isEmpty();
+    }
+
+    /**
+     * @return workloads in file order.
+     */
+    public List<String> workloads()
+    {
+        return new ArrayList<>(byWorkload.keySet());
+    }
+
+    /**
+     * @param workload a workload.
+     * @return allocators measured on it, in file order.
+     */
+    public List<String> allocators(final String workload)
+    {
+        return new ArrayList<>(byWorkload.get(workload).keySet());
+    }
+
+    /**
+     * @return run times in seconds.
+     */
+    public Samples seconds(final String workload, final String allocator)
+    {
+        return column(workload, allocator, 0);
+    }
+
+    /**
+     * @return peak memory in KiB (VmHWM + HugetlbPages).
+     */
+    public Samples peakKib(final String workload, final String allocator)
+    {
+        return column(workload, allocator, 1);
+    }
+
+    /**
+     * @return true if that pair was measured.
+     */
+    public boolean has(final String workload, final String allocator)
+    {
+        return byWorkload.containsKey(workload) && byWorkload.get(workload).containsKey(allocator);
+    }
+
+    private Samples column(final String workload, final String allocator, final int index)
+    {
+        final List<double[]> runs = byWorkload.get(workload).get(allocator);
+        final double[] values = new double[runs.size()];
+        for (int i = 0; i < values.length; i++)
+        {
+            values[i] = runs.get(i)[index];
+        }
+        return new Samples(values);
+    }
+}

@@ -1,0 +1,111 @@
+package dev.pinarena.perf.report;
+
+import org.knowm.xchart.CategoryChart;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * "How does the shim compare with other mallocs, in time and in peak memory?" — every workload of the
+ * native benchmark under glibc, jemalloc, mimalloc, tcmalloc and libpinarena.so, all loaded with LD_PRELOAD.
+ */
+public final class MallocSection implements ReportSection
+{
+    private static final String SHIM = "pinarena";
+    private static final List<String> BASELINES = List.of("glibc", "mimalloc", "jemalloc", "tcmalloc");
+
+    private final MallocRuns runs;
+
+    /**
+     * @param runs the measured runs.
+     */
+    public MallocSection(final MallocRuns runs)
+    {
+        this.runs = runs;
+    }
+
+    public void write(final StringBuilder md, final Path reportDir) throws IOException
+    {
+        md.append("## How does the C malloc shim compare with other mallocs, in time and in peak memory?\n\n");
+        if (runs.isEmpty())
+        {
+            md.append("Not measured in this run.\n\n");
+            return;
+        }
+        md.append("`perf/native` workloads (small-object churn, producer/consumer across threads, a larson-like ")
+            .append("server, realloc growth), each allocator loaded with LD_PRELOAD, runs interleaved. Peak memory is ")
+            .append("VmHWM + HugetlbPages (hugetlb pages do not show in RSS). Time: min / median / max seconds.\n\n");
+        final List<String> workloads = runs.workloads();
+        final List<String> allocators = runs.allocators(workloads.get(0));
+
+        md.append("| workload |");
+        for (final String allocator : allocators)
+        {
+            md.append(' ').append(allocator).append(" |");
+        }
+        md.append('\n').append("|---|").append("---:|".repeat(allocators.size())).append('\n');
+        for (final String workload : workloads)
+        {
+            md.append("| ").append(workload).append(" time |");
+            for (final String allocator : allocators)
+            {
+                final Samples s = runs.seconds(workload, allocator);
+                md.append(String.format(Locale.ROOT, " %.3f / %.3f / %.3f |", s.min(), s.median(), s.max()));
+            }
+            md.append('\n').append("| ").append(workload).append(" peak MiB |");
+            for (final String allocator : allocators)
+            {
+                md.append(String.format(Locale.ROOT, " %.1f |", runs.peakKib(workload, allocator).median() / 1024));
+            }
+            md.append('\n');
+        }
+        md.append('\n');
+
+        md.append("pinarena ÷ other, median time (min–max over the runs); below 1 means pinarena is faster:\n\n");
+        md.append("| workload |");
+        for (final String baseline : BASELINES)
+        {
+            md.append(" ÷ ").append(baseline).append(" time |");
+        }
+        md.append(" ÷ mimalloc peak |\n|---|").append("---:|".repeat(BASELINES.size() + 1)).append('\n');
+        for (final String workload : workloads)
+        {
+            md.append("| ").append(workload).append(" |");
+            for (final String baseline : BASELINES)
+            {
+                md.append(' ').append(ratioCell(Samples.ratio(runs.seconds(workload, SHIM), runs.seconds(workload, baseline))))
+                    .append(" |");
+            }
+            md.append(' ').append(String.format(Locale.ROOT, "%.2f",
+                runs.peakKib(workload, SHIM).median() / runs.peakKib(workload, "mimalloc").median())).append(" |\n");
+        }
+        md.append('\n');
+
+        final CategoryChart time = Charts.bars("Time relative to glibc (lower is better)", "workload",
+            "median time ÷ glibc median", false);
+        final CategoryChart peak = Charts.bars("Peak memory (lower is better)", "workload", "MiB (median)", false);
+        for (final String allocator : allocators)
+        {
+            final List<Double> relative = new ArrayList<>();
+            final List<Double> mib = new ArrayList<>();
+            for (final String workload : workloads)
+            {
+                relative.add(runs.seconds(workload, allocator).median() / runs.seconds(workload, "glibc").median());
+                mib.add(runs.peakKib(workload, allocator).median() / 1024);
+            }
+            time.addSeries(allocator, workloads, relative);
+            peak.addSeries(allocator, workloads, mib);
+        }
+        Charts.savePng(time, reportDir.resolve("malloc-time.png"));
+        Charts.savePng(peak, reportDir.resolve("malloc-peak.png"));
+        md.append("![malloc time](malloc-time.png)\n\n![malloc peak memory](malloc-peak.png)\n\n");
+    }
+
+    static String ratioCell(final double[] ratio)
+    {
+        return String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", ratio[1], ratio[0], ratio[2]);
+    }
+}
