@@ -1,5 +1,6 @@
 package dev.pinarena.perf;
 
+import dev.pinarena.perf.cache.CacheHitBenchmark;
 import org.junit.jupiter.api.Test;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -39,6 +40,26 @@ class BenchmarkSmokeTest
             {
                 throw new AssertionError(result.getParams().getBenchmark() + " produced no score: " + score);
             }
+        }
+    }
+
+    @Test
+    void cacheBenchmarkRunsOnce() throws Exception
+    {
+        final Options options = new OptionsBuilder()
+            .include(CacheHitBenchmark.class.getSimpleName())
+            .param("size", "65536")
+            .forks(1)
+            .warmupIterations(0)
+            .measurementIterations(1)
+            .measurementTime(TimeValue.milliseconds(50))
+            .shouldFailOnError(true)
+            .build();
+        final Collection<RunResult> results = new Runner(options).run();
+        assertEquals(3, results.size(), "hit, miss, rawRegistration");
+        for (final RunResult result : results)
+        {
+            assertEquals(true, result.getPrimaryResult().getScore() > 0, result.getParams().getBenchmark());
         }
     }
 }
