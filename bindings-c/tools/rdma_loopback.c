@@ -12,7 +12,7 @@
  *
  * Exit status 0 when every check held; each failed check prints one "FAIL: ..." line.
  * It exists because ibv_post_send and ibv_poll_cq are inline functions in verbs.h:
- * they cannot be called through an FFI.
+ * they cannot be called through an FFI. The queue pairs are verbs_pair.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,20 +29,9 @@
 #include "os.h"
 #include "pagemap.h"
 
-#define PORT        1
-#define QUEUE_DEPTH 16
-#define POLL_BUDGET_NS (10LL * 1000 * 1000 * 1000)
+#include "verbs_pair.h"
 
-typedef struct rdma_pair_s {
-  struct ibv_context* ctx;
-  struct ibv_pd*      pd;
-  struct ibv_cq*      cq;
-  struct ibv_qp*      sender;
-  struct ibv_qp*      receiver;
-  union ibv_gid       gid;
-  int                 gid_index;
-  const char*         device;
-} rdma_pair_t;
+typedef pa_vp_t rdma_pair_t;
 
 static int failures;
 
@@ -57,158 +46,14 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static struct ibv_context* open_device(const char* name) {
-  int n = 0;
-  struct ibv_device** list = ibv_get_device_list(&n);
-  if (list == NULL) {
-    fprintf(stderr, "ibv_get_device_list failed: %s%s\n", strerror(errno),
-            errno == ENOSYS ? " — this kernel has no RDMA support (run under testbed/softroce)" : "");
-    return NULL;
-  }
-  struct ibv_context* ctx = NULL;
-  for (int i = 0; i < n && ctx == NULL; i++) {
-    if (name == NULL || strcmp(ibv_get_device_name(list[i]), name) == 0) ctx = ibv_open_device(list[i]);
-  }
-  if (ctx == NULL) fprintf(stderr, "no RDMA device %s%s (found %d)\n", name ? "named " : "", name ? name : "", n);
-  ibv_free_device_list(list);
-  return ctx;
-}
-
-/* Soft-RoCE ports are Ethernet: connections are addressed by GID. Prefer an
- * IPv4-mapped GID (RoCE v2 over the interface's IPv4 address), else any. */
-static int pick_gid(rdma_pair_t* p) {
-  struct ibv_port_attr port;
-  if (ibv_query_port(p->ctx, PORT, &port) != 0) return -errno;
-  if (port.state != IBV_PORT_ACTIVE) {
-    fprintf(stderr, "port %d of %s is not active (state %d)\n", PORT, p->device, port.state);
-    return -ENETDOWN;
-  }
-  int best = -1;
-  for (int i = 0; i < port.gid_tbl_len; i++) {
-    union ibv_gid gid;
-    if (ibv_query_gid(p->ctx, PORT, i, &gid) != 0) continue;
-    if (gid.global.subnet_prefix == 0 && gid.global.interface_id == 0) continue;
-    const uint8_t* raw = gid.raw;
-    int v4mapped = raw[10] == 0xff && raw[11] == 0xff;
-    if (best < 0 || v4mapped) { best = i; p->gid = gid; }
-    if (v4mapped) break;
-  }
-  if (best < 0) { fprintf(stderr, "no usable GID on %s port %d\n", p->device, PORT); return -ENOENT; }
-  p->gid_index = best;
-  return 0;
-}
-
-static struct ibv_qp* create_qp(rdma_pair_t* p) {
-  struct ibv_qp_init_attr init = {
-    .send_cq = p->cq, .recv_cq = p->cq, .qp_type = IBV_QPT_RC,
-    .cap = { .max_send_wr = QUEUE_DEPTH, .max_recv_wr = QUEUE_DEPTH, .max_send_sge = 1, .max_recv_sge = 1 },
-  };
-  return ibv_create_qp(p->pd, &init);
-}
-
-static int connect_qp(rdma_pair_t* p, struct ibv_qp* qp, uint32_t remote_qpn) {
-  struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = PORT,
-    .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return -errno;
-
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = remote_qpn;
-  a.rq_psn = 0;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = p->gid;          /* loopback: the peer is this port */
-  a.ah_attr.grh.sgid_index = (uint8_t)p->gid_index;
-  a.ah_attr.grh.hop_limit = 1;
-  a.ah_attr.port_num = PORT;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) return -errno;
-
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.sq_psn = 0;
-  a.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                              IBV_QP_MAX_QP_RD_ATOMIC)) return -errno;
-  return 0;
-}
-
-static int pair_open(rdma_pair_t* p, const char* device) {
-  memset(p, 0, sizeof *p);
-  p->ctx = open_device(device);
-  if (p->ctx == NULL) return -ENODEV;
-  p->device = ibv_get_device_name(p->ctx->device);
-  int rc = pick_gid(p);
-  if (rc) return rc;
-  p->pd = ibv_alloc_pd(p->ctx);
-  p->cq = p->pd ? ibv_create_cq(p->ctx, 2 * QUEUE_DEPTH, NULL, NULL, 0) : NULL;
-  p->sender = p->cq ? create_qp(p) : NULL;
-  p->receiver = p->sender ? create_qp(p) : NULL;
-  if (p->receiver == NULL) { fprintf(stderr, "verbs setup failed: %s\n", strerror(errno)); return -errno; }
-  if ((rc = connect_qp(p, p->sender, p->receiver->qp_num)) || (rc = connect_qp(p, p->receiver, p->sender->qp_num))) {
-    fprintf(stderr, "ibv_modify_qp failed: %s\n", strerror(-rc));
-    return rc;
-  }
-  printf("device %s, GID index %d, QPs %u <-> %u\n", p->device, p->gid_index, p->sender->qp_num, p->receiver->qp_num);
-  return 0;
-}
-
-static void pair_close(rdma_pair_t* p) {
-  if (p->receiver) ibv_destroy_qp(p->receiver);
-  if (p->sender) ibv_destroy_qp(p->sender);
-  if (p->cq) ibv_destroy_cq(p->cq);
-  if (p->pd) ibv_dealloc_pd(p->pd);
-  if (p->ctx) ibv_close_device(p->ctx);
-}
-
-/* Waits for `count` completions; returns 0 when all succeeded. */
-static int wait_completions(rdma_pair_t* p, int count) {
-  int64_t deadline = now_ns() + POLL_BUDGET_NS;
-  while (count > 0) {
-    struct ibv_wc wc;
-    int n = ibv_poll_cq(p->cq, 1, &wc);
-    if (n < 0) return -EIO;
-    if (n == 0) {
-      if (now_ns() > deadline) { fprintf(stderr, "timed out waiting for a completion\n"); return -ETIMEDOUT; }
-      continue;
-    }
-    if (wc.status != IBV_WC_SUCCESS) {
-      fprintf(stderr, "work completion failed: %s (opcode %d)\n", ibv_wc_status_str(wc.status), wc.opcode);
-      return -EIO;
-    }
-    count--;
-  }
-  return 0;
-}
-
 static int rdma_write(rdma_pair_t* p, struct ibv_mr* src_mr, const void* src, uint32_t len,
                       struct ibv_mr* dst_mr, void* dst) {
-  struct ibv_sge sge = { .addr = (uintptr_t)src, .length = len, .lkey = src_mr->lkey };
-  struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-    .send_flags = IBV_SEND_SIGNALED,
-    .wr.rdma = { .remote_addr = (uintptr_t)dst, .rkey = dst_mr->rkey } };
-  struct ibv_send_wr* bad = NULL;
-  if (ibv_post_send(p->sender, &wr, &bad)) return -errno;
-  return wait_completions(p, 1);
+  return pa_vp_write(p, src, len, src_mr->lkey, dst, dst_mr->rkey);
 }
 
 static int rdma_send(rdma_pair_t* p, struct ibv_mr* src_mr, const void* src, uint32_t len,
                      struct ibv_mr* dst_mr, void* dst) {
-  struct ibv_sge rsge = { .addr = (uintptr_t)dst, .length = len, .lkey = dst_mr->lkey };
-  struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 };
-  struct ibv_recv_wr* rbad = NULL;
-  if (ibv_post_recv(p->receiver, &rwr, &rbad)) return -errno;
-  struct ibv_sge sge = { .addr = (uintptr_t)src, .length = len, .lkey = src_mr->lkey };
-  struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-    .send_flags = IBV_SEND_SIGNALED };
-  struct ibv_send_wr* bad = NULL;
-  if (ibv_post_send(p->sender, &wr, &bad)) return -errno;
-  return wait_completions(p, 2);
+  return pa_vp_send(p, src, len, src_mr->lkey, dst, dst_mr->lkey);
 }
 
 static void fill(uint8_t* buf, size_t len, uint32_t seed) {
@@ -416,13 +261,15 @@ int main(int argc, char** argv) {
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   rdma_pair_t pair;
-  if (pair_open(&pair, device) != 0) { pair_close(&pair); return 1; }
+  if (pa_vp_open(&pair, device) != 0) { pa_vp_close(&pair); return 1; }
+  printf("device %s, GID index %d, QPs %u <-> %u\n", pair.device, pair.gid_index, pair.sender->qp_num,
+         pair.receiver->qp_num);
   int rc;
   if (strcmp(argv[1], "data") == 0) rc = cmd_data(&pair);
   else if (strcmp(argv[1], "hazard") == 0) rc = cmd_hazard(&pair);
   else if (strcmp(argv[1], "cost") == 0) rc = cmd_cost(&pair, max_mib, reps);
   else { fprintf(stderr, "unknown command %s\n", argv[1]); rc = 2; }
-  pair_close(&pair);
+  pa_vp_close(&pair);
   if (rc == 0) printf("%s: ok\n", argv[1]);
   return rc;
 }

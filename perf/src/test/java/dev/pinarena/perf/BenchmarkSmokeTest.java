@@ -1,5 +1,6 @@
 package dev.pinarena.perf;
 
+import dev.pinarena.perf.cache.CacheHitBenchmark;
 import dev.pinarena.perf.report.ReportMain;
 import dev.pinarena.perf.suite.JmhSuite;
 import org.junit.jupiter.api.Test;
@@ -57,5 +58,25 @@ class BenchmarkSmokeTest
         assertTrue(markdown.contains("| 4 KiB |"), markdown);
         assertTrue(markdown.contains("registerPerSend ÷ arenaBuffer"), markdown);
         assertTrue(Files.size(dir.resolve("report").resolve("send-cost.png")) > 1000);
+    }
+
+    @Test
+    void cacheBenchmarkRunsOnce() throws Exception
+    {
+        final Options options = new OptionsBuilder()
+            .include(CacheHitBenchmark.class.getSimpleName())
+            .param("size", "65536")
+            .forks(1)
+            .warmupIterations(0)
+            .measurementIterations(1)
+            .measurementTime(TimeValue.milliseconds(50))
+            .shouldFailOnError(true)
+            .build();
+        final Collection<RunResult> results = new Runner(options).run();
+        assertEquals(3, results.size(), "hit, miss, rawRegistration");
+        for (final RunResult result : results)
+        {
+            assertEquals(true, result.getPrimaryResult().getScore() > 0, result.getParams().getBenchmark());
+        }
     }
 }
