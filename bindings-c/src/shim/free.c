@@ -156,8 +156,19 @@ static PA_NOINLINE void free_local_collect(pa_heap_t* h, pa_span_t* s, pa_block_
   free_local(h, s, b);
 }
 
+/* Another thread's block (span found by the fast path, which saw its tag
+ * intact): a remote freer cannot read the owner's bits, so it checks that p
+ * is a block start below the bump pointer, then pushes. */
+static PA_NOINLINE void free_remote_checked(pa_span_t* s, void* p) {
+  uint64_t off = (uint64_t)((char*)p - s->start);
+  size_t i = (size_t)((off * s->bdiv) >> 40);
+  if (unlikely(i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
+    bad_pointer(p, "free");
+  free_remote(s, (pa_block_t*)p);
+}
+
 /* Everything the fast path does not take: NULL, pointers that are not ours,
- * huge / large objects, tails of multi-slice spans, remote frees. Full
+ * huge / large objects, tails of multi-slice spans, unaligned pointers. Full
  * validation first. */
 static PA_NOINLINE void free_generic(void* p) {
   if (p == NULL) return;
@@ -186,7 +197,7 @@ PA_HIDDEN void pa_free(void* p) {
      spans, large spans and damaged headers all go the generic way */
   if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
   pa_heap_t* h = pa_heap;
-  if (unlikely(s->heap != h)) { free_generic(p); return; }
+  if (unlikely(s->heap != h)) { free_remote_checked(s, p); return; }
   if (unlikely(atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED)) {
     free_local_collect(h, s, (pa_block_t*)p);
     return;
