@@ -23,12 +23,14 @@ static long status_kb(const char* key) {
   return v;
 }
 
-/* 1. small-object churn, one thread: 20 M random replace ops over 20 000 live objects of 8..512 B */
+/* 1. small-object churn, one thread: 20 M random replace ops over 20 000 live objects of 8..512 B
+ *    (`churn N` runs N ops instead: a short run for valgrind --tool=callgrind instruction counts) */
+static long churn_ops = 20000000;
 static void churn(void) {
   enum { LIVE = 20000 };
   static char* slot[LIVE];
   uint64_t s = 88172645463325252ULL;
-  for (long i = 0; i < 20000000; i++) {
+  for (long i = 0; i < churn_ops; i++) {
     size_t k = rnd(&s) % LIVE;
     free(slot[k]);
     size_t n = 8 + rnd(&s) % 505;
@@ -108,6 +110,7 @@ static void realloc_growth(void) {
 
 int main(int argc, char** argv) {
   const char* w = argc > 1 ? argv[1] : "churn";
+  if (argc > 2) churn_ops = atol(argv[2]);
   double t0 = now();
   if (!strcmp(w, "churn")) churn();
   else if (!strcmp(w, "prodcons")) prodcons();

@@ -17,19 +17,26 @@ static inline void* span_pop(pa_heap_t* h, pa_span_t* s) {
   pa_block_t* b = s->free;
   s->free = b->next;
   s->used++;
-  pa_bit_set(s, pa_block_index(s, b));   /* handed out (metadata only: the block stays untouched) */
+  pa_bit_set(s, b);                      /* handed out (metadata only: the block stays untouched) */
   h->n_malloc++;
   return b;
 }
 
+/* Sizes up to 1 KiB: one table load for the class, a pop from the class's
+ * current span. Everything else (bigger sizes, an empty span, the first
+ * malloc of a thread — its heap is pa_heap_empty, whose spans are all
+ * empty) goes to pa_malloc_generic. */
 PA_HIDDEN void* pa_malloc(size_t n) {
   pa_heap_t* h = pa_heap;
-  if (likely(n <= PA_SMALL_MAX)) {
-    pa_span_t* s = h->cur[pa_size_class(n)];
+  if (likely(n <= 1024)) {
+    pa_span_t* s = h->cur[pa_class_1k[(n + 15) >> 4]];
     if (likely(s->free != NULL)) return span_pop(h, s);
   }
   return pa_malloc_generic(h, n);
 }
+
+/* The exported name is the fast path itself (no call in between). */
+PA_API void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 
 /* ---------------------------------------------------------------------------
    Slow path: spans of a size class
@@ -94,17 +101,17 @@ static int span_to_full(pa_heap_t* h, pa_span_t* s) {
   if (!atomic_compare_exchange_strong(&s->thread_free, &expect, PA_TF_DELAYED)) return 1;
   pa_queue_remove(h, s);
   list_push(&h->full, s);
-  s->in_full = 1;
+  s->used |= PA_USED_FULL;
   if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
   return 0;
 }
 
 /* Back from the full list to the class queue; clear the tag if still set. */
 PA_HIDDEN void pa_span_unfull(pa_heap_t* h, pa_span_t* s) {
-  if (!s->in_full) return;
+  if (!(s->used & PA_USED_FULL)) return;
   list_unlink(&h->full, s);
   pa_queue_push_back(h, s);
-  s->in_full = 0;
+  s->used &= ~PA_USED_FULL;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   while ((tf & PA_TF_DELAYED) &&
          !atomic_compare_exchange_weak(&s->thread_free, &tf, tf & ~PA_TF_DELAYED)) {}
@@ -120,9 +127,12 @@ static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   s->bsize = (uint32_t)bs;
   s->bdiv = (((uint64_t)1 << 40) + bs - 1) / bs;
   pa_chunk* c = pa_chunk_of(s);
-  s->bits = &c->bitmaps[(size_t)(s - c->spans) * PA_SPAN_BITS_WORDS];
-  size_t words = ((size_t)(s->end - s->start) / bs + 63) / 64;
-  for (size_t i = 0; i < words; i++) atomic_store_explicit(&s->bits[i], 0, memory_order_relaxed);
+  s->bits = (uintptr_t)c->bitmaps - ((uintptr_t)c >> 7);   /* see pa_bit_word */
+  /* every granule of the span starts clear: a stale bit from an earlier
+     use of these slices would make free accept a pointer that is no block */
+  _Atomic(uint64_t)* w = pa_bit_word(s, s->start);
+  size_t words = (size_t)s->nslices * PA_SPAN_BITS_WORDS;
+  for (size_t i = 0; i < words; i++) atomic_store_explicit(&w[i], 0, memory_order_relaxed);
   s->heap = h;
   pa_queue_push_front(h, s);
   return s;

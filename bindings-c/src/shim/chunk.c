@@ -115,6 +115,8 @@ static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
   return s;
 }
 
+static unsigned small_made;           /* chunks made at pa_opts.chunk_first (under pa_chunk_lock) */
+
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
   size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
   pthread_mutex_lock(&pa_chunk_lock);
@@ -127,8 +129,15 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
         return s;
       }
     }
+    /* The first two chunks are pa_opts.chunk_first (2 MiB by default) when
+       the run fits in half of one: a small program pins 2 MiB, not 4, and a
+       bigger one never pins more than with full-size chunks only
+       (2 + 2 + 4 + ... <= 4 + 4 + ...). A run that does not fit makes a
+       full-size chunk. */
+    size_t size = pa_opts.chunk_size;
+    if (small_made < 2 && (n + as) << PA_SLICE_SHIFT <= pa_opts.chunk_first / 2) { size = pa_opts.chunk_first; small_made++; }
     pthread_mutex_unlock(&pa_chunk_lock);
-    pa_chunk* c = chunk_new(pa_opts.chunk_size, PA_CHUNK_REGULAR);
+    pa_chunk* c = chunk_new(size, PA_CHUNK_REGULAR);
     if (c == NULL) return NULL;
     pthread_mutex_lock(&pa_chunk_lock);
     c->next = pa_chunks;               /* newest first: it has the most room */

@@ -79,6 +79,10 @@ static void read_options(void) {
     else pa_write_str(2, "pinarena: PINARENA_CHUNK_SIZE must be a power of two in [2M, 256M]; using 4M\n");
   }
   pa_opts.chunk_shift = (uint8_t)__builtin_ctzl(pa_opts.chunk_size);
+  /* Chunks are populated (and pinned) up front: a small program should not
+     pay a whole default chunk, so the first regular chunk is the smallest
+     one (2 MiB) unless a size was asked for explicitly. */
+  pa_opts.chunk_first = v ? pa_opts.chunk_size : PA_CHUNK_MIN;
 
   pa_opts.registrar = PA_REGSEL_AUTO;
   v = pa_getenv("PINARENA_REGISTRAR");

@@ -1,14 +1,18 @@
 /* free.c — free: validate in O(1), push on the span's local list when the
  * calling thread owns it, else on the span's thread_free list with a CAS.
  *
- * Validation: the owner table must know the address, the chunk header's
- * magic must be intact, the span must be in use, and the pointer must be the
- * start of a block that was handed out, and its allocated bit (span
- * metadata, see pa_bit_set) must be set: a clear bit is a double free. The
- * block itself is not read, so a free costs no cache miss on cold memory.
- * Double frees involving another thread are caught when the owner takes the
- * remote frees in (pa_span_collect) — at the owner's next free into that
- * span or its next refill, whichever comes first. */
+ * Validation: the owner table must know the address, the span descriptor
+ * (check word + kind, one load) must be an intact small span, and the
+ * allocated bit of p's granule (see pa_bit_word) must be set. Only block
+ * starts ever get a bit, so a set bit proves p is a live block; a clear bit
+ * is an invalid pointer (not a block start, never handed out) or a double
+ * free, told apart out of line by the block geometry and the bump pointer.
+ * Remote freers check the geometry and the bump pointer (they never read the
+ * owner's bits); double frees involving another thread are caught when the
+ * owner takes the remote frees in (pa_span_collect) — at the owner's next
+ * free into that span or its next refill, whichever comes first. The block
+ * itself is only written (its next pointer), never read.
+ */
 #include "internal.h"
 
 #include <errno.h>
@@ -59,9 +63,8 @@ static PA_COLD void free_other(pa_chunk* c, void* p) {
 --------------------------------------------------------------------------- */
 
 PA_HIDDEN void pa_bit_check_clear(pa_span_t* s, void* b) {
-  size_t i = pa_block_index(s, b);
-  _Atomic(uint64_t)* w = &s->bits[i >> 6];
-  uint64_t v = atomic_load_explicit(w, memory_order_relaxed), m = 1ULL << (i & 63);
+  _Atomic(uint64_t)* w = pa_bit_word(s, b);
+  uint64_t v = atomic_load_explicit(w, memory_order_relaxed), m = pa_bit_mask(b);
   if (unlikely((v & m) == 0)) double_free(b);
   atomic_store_explicit(w, v & ~m, memory_order_relaxed);
 }
@@ -95,7 +98,10 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
    Fast path
 --------------------------------------------------------------------------- */
 
-static inline pa_span_t* small_span_checked(void* p, const char* who, size_t* idx) {
+/* The small span holding p, with p checked to be a block start below the
+ * bump pointer (not that it is allocated). NULL: not in a small span (large,
+ * huge, ...: free_other). Aborts on what is not ours at all. */
+static inline pa_span_t* small_span_checked(void* p, const char* who) {
   uintptr_t a = (uintptr_t)p;
   if (unlikely(a >> PA_ADDR_BITS)) bad_pointer(p, who);
   uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
@@ -115,37 +121,95 @@ static inline pa_span_t* small_span_checked(void* p, const char* who, size_t* id
   size_t i = (size_t)((off * s->bdiv) >> 40);
   if (unlikely(i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
     bad_pointer(p, who);
-  *idx = i;
   return s;
 }
 
-PA_HIDDEN void pa_free(void* p) {
+/* The allocated bit of p is clear: either p is no block of s at all (an
+ * invalid pointer) or a block that is not out (freed twice). */
+static PA_COLD __attribute__((noreturn)) void free_bit_clear(pa_span_t* s, void* p) {
+  uint64_t off = (uint64_t)((char*)p - s->start);
+  size_t i = (size_t)((off * s->bdiv) >> 40);
+  if (i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed))
+    bad_pointer(p, "free");
+  double_free(p);
+}
+
+/* Local free of a block of s, the owner being the calling thread h. */
+static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
+  _Atomic(uint64_t)* w = pa_bit_word(s, b);
+  uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
+  unsigned bit = (unsigned)((uintptr_t)b >> 4) & 63;     /* bt / btr */
+  if (unlikely(((v >> bit) & 1) == 0)) free_bit_clear(s, b);
+  atomic_store_explicit(w, v ^ (1ULL << bit), memory_order_relaxed);   /* known set: clear */
+  b->next = s->free;
+  s->free = b;
+  h->n_free++;
+  /* one test: the span just emptied (0), or it is parked full (PA_USED_FULL) */
+  if (unlikely((int32_t)--s->used <= 0)) pa_free_local_slow(h, s);
+}
+
+/* Remote frees are pending on a span of ours: take them in first, so a
+ * block another thread already freed is caught here as a double free
+ * (collect clears the bits). */
+static PA_NOINLINE void free_local_collect(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
+  pa_span_collect(s);
+  free_local(h, s, b);
+}
+
+/* Another thread's block (span found by the fast path, which saw its tag
+ * intact): a remote freer cannot read the owner's bits, so it checks that p
+ * is a block start below the bump pointer, then pushes. */
+static PA_NOINLINE void free_remote_checked(pa_span_t* s, void* p) {
+  uint64_t off = (uint64_t)((char*)p - s->start);
+  size_t i = (size_t)((off * s->bdiv) >> 40);
+  if (unlikely(i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
+    bad_pointer(p, "free");
+  free_remote(s, (pa_block_t*)p);
+}
+
+/* Everything the fast path does not take: NULL, pointers that are not ours,
+ * huge / large objects, tails of multi-slice spans, unaligned pointers. Full
+ * validation first. */
+static PA_NOINLINE void free_generic(void* p) {
   if (p == NULL) return;
-  size_t i;
-  pa_span_t* s = small_span_checked(p, "free", &i);
+  pa_span_t* s = small_span_checked(p, "free");
   if (unlikely(s == NULL)) { free_other(pa_chunk_of(p), p); return; }
-  pa_block_t* b = (pa_block_t*)p;
   pa_heap_t* h = pa_heap;
-  if (likely(s->heap == h)) {
-    /* Remote frees pending: take them first, so a block another thread
-       already freed is caught here as a double free (collect clears bits). */
-    if (unlikely(atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED)) pa_span_collect(s);
-    _Atomic(uint64_t)* w = &s->bits[i >> 6];
-    uint64_t v = atomic_load_explicit(w, memory_order_relaxed), m = 1ULL << (i & 63);
-    if (unlikely((v & m) == 0)) double_free(p);
-    atomic_store_explicit(w, v & ~m, memory_order_relaxed);
-    b->next = s->free;
-    s->free = b;
-    h->n_free++;
-    if (unlikely(--s->used == 0 || s->in_full)) pa_free_local_slow(h, s);
+  if (s->heap != h) { free_remote(s, (pa_block_t*)p); return; }
+  if (atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED) pa_span_collect(s);
+  free_local(h, s, (pa_block_t*)p);
+}
+
+/* A block of a small span the calling thread owns: table, span tag, owner,
+ * pending remote frees, allocated bit, push. Anything else leaves through
+ * one of the out-of-line calls (all tail calls: no frame here). */
+PA_HIDDEN void pa_free(void* p) {
+  uintptr_t a = (uintptr_t)p;
+  /* above the address space, or not 16-aligned (blocks start on granules;
+     the bit of p's granule below would vouch for p - p % 16): one test */
+  if (unlikely(a & (~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1)))) { free_generic(p); return; }
+  uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
+  /* t == 0 (not ours, NULL included) or a huge chunk: one compare */
+  if (unlikely((uint8_t)(t - 1) >= PA_TABLE_HUGE - 1)) { free_generic(p); return; }
+  pa_chunk* c = (pa_chunk*)(a & ~(((uintptr_t)1 << t) - 1));
+  pa_span_t* s = &c->spans[(a - (uintptr_t)c) >> PA_SLICE_SHIFT];
+  /* intact check word and kind SMALL in one compare; tails of multi-slice
+     spans, large spans and damaged headers all go the generic way */
+  if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
+  pa_heap_t* h = pa_heap;
+  if (unlikely(s->heap != h)) { free_remote_checked(s, p); return; }
+  if (unlikely(atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED)) {
+    free_local_collect(h, s, (pa_block_t*)p);
     return;
   }
-  free_remote(s, b);
+  free_local(h, s, (pa_block_t*)p);
 }
+
+PA_API void free(void* p) __attribute__((alias("pa_free")));
 
 /* Local free emptied the span, or hit a full one. */
 PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s) {
-  if (s->in_full) pa_span_unfull(h, s);
+  if (s->used & PA_USED_FULL) pa_span_unfull(h, s);
   if (s->used != 0 || h->cur[s->cls] == s) return;
   /* empty and not the class's current span: back to the chunk */
   pa_queue_remove(h, s);
@@ -170,10 +234,9 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
 
 PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
   void* p = (void*)cp;
-  size_t i;
-  pa_span_t* s = small_span_checked(p, who, &i);
+  pa_span_t* s = small_span_checked(p, who);
   if (s != NULL) {
-    if ((atomic_load_explicit(&s->bits[i >> 6], memory_order_relaxed) & (1ULL << (i & 63))) == 0) bad_pointer(p, who);
+    if (!pa_bit_get(s, p)) bad_pointer(p, who);
     return s->bsize;
   }
   pa_chunk* c = pa_chunk_of(p);

@@ -12,8 +12,6 @@
 
 static inline int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-PA_API void* malloc(size_t n) { return pa_malloc(n); }
-PA_API void  free(void* p) { pa_free(p); }
 
 PA_API void* calloc(size_t n, size_t m) {
   size_t t;

@@ -92,7 +92,7 @@ static void heap_collect_all(pa_heap_t* h) {
   for (pa_span_t* s = h->full, *n; s != NULL; s = n) {
     n = s->next;
     uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_acquire);
-    if ((tf & ~PA_TF_DELAYED) != 0 || s->used == 0) { pa_span_unfull(h, s); release_if_empty(h, s); }
+    if ((tf & ~PA_TF_DELAYED) != 0 || (s->used & ~PA_USED_FULL) == 0) { pa_span_unfull(h, s); release_if_empty(h, s); }
   }
   for (size_t c = 1; c < PA_NCLASS; c++) h->cur[c] = h->queue[c] ? h->queue[c] : &pa_span_empty;
 }

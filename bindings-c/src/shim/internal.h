@@ -46,7 +46,7 @@
 #define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
 #define PA_ALIGN_MIN   16
 #define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
-#define PA_SPAN_BITS_WORDS (PA_SLICE / 16 / 64)                   /* a 64 KiB span of 16-byte blocks */
+#define PA_SPAN_BITS_WORDS (PA_SLICE / 16 / 64)                   /* a bit per 16-byte granule of a slice */
 
 /* Size classes: 16..128 every 16 B (classes 1..8), then 8 per doubling
  * (spacing <= 12.5 %) up to 256 KiB (class 96). Class 0 is unused. */
@@ -54,6 +54,7 @@
 #define PA_SMALL_MAX   ((size_t)256 << 10)
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
 #define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
+#define PA_SPAN_TAG_SMALL ((uint64_t)PA_SPAN_CHECK | ((uint64_t)1 << 32))  /* check + kind SMALL */
 #define PA_TABLE_HUGE  0x80                                   /* table byte: chunk of one huge object */
 #define PA_TABLE_SHIFT_MASK 0x3f
 
@@ -74,29 +75,39 @@ enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER, PA_SPAN_T
  *       heap's `delayed` list instead, which tells the owner the span has
  *       room again. Only one freer can win the tag (CAS). */
 #define PA_TF_DELAYED ((uintptr_t)1)
+#define PA_USED_FULL  ((uint32_t)1 << 31)
 
 typedef struct pa_span_s {
-  /* first cache line: everything malloc and a local free touch */
+  /* first cache line: everything malloc and a local free touch (nothing a
+     remote freer writes: thread_free lives on the second line, so the
+     producer/consumer pattern does not bounce the owner's line) */
   pa_block_t*        free;     /* local free list */
-  uint32_t           used;     /* blocks out (incl. those sitting on thread_free) */
-  uint32_t           bsize;    /* block size */
-  uint64_t           bdiv;     /* ceil(2^40 / bsize): offset % bsize check without a divide */
-  uint8_t            kind;     /* PA_SPAN_* */
-  uint8_t            cls;
-  uint8_t            in_full;  /* on the heap's full list (owner only) */
-  uint8_t            pad_;
-  uint32_t           check;    /* PA_SPAN_CHECK: the header around it is intact */
-  char*              start;
-  _Atomic(char*)     bump;     /* blocks below bump were handed out at least once */
+  uintptr_t          bits;     /* SMALL: allocated bits, biased (pa_bit_word); 1 = handed out */
   struct pa_heap_s*  heap;     /* owner; immutable while the span is in use */
-  _Atomic(uint64_t)* bits;     /* SMALL: bit per block, 1 = handed out (double-free detection) */
+  uint32_t           used;     /* blocks out (incl. those sitting on thread_free), plus
+                                  PA_USED_FULL while on the heap's full list (owner only):
+                                  a local free tests "emptied or full" as (int32_t)used <= 0 */
+  uint8_t            cls;
+  uint8_t            pad0_[3];
+  union {                      /* free compares check and kind in one load */
+    struct {
+      uint32_t       check;    /* PA_SPAN_CHECK: the header around it is intact */
+      uint8_t        kind;     /* PA_SPAN_* */
+      uint8_t        pad1_[3]; /* always 0 */
+    };
+    uint64_t         tag;
+  };
+  uint32_t           bsize;    /* block size */
+  uint32_t           nslices;
+  uint64_t           bdiv;     /* ceil(2^40 / bsize): offset % bsize check without a divide */
+  char*              start;
   /* second line */
   _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
+  _Atomic(char*)     bump;     /* blocks below bump were handed out at least once */
   char*              end;
   struct pa_span_s*  prev;
   struct pa_span_s*  next;
   void*              obj;      /* LARGE: the pointer handed out (aligned allocations) */
-  uint32_t           nslices;
 } __attribute__((aligned(64))) pa_span_t;
 
 enum { PA_CHUNK_REGULAR = 1, PA_CHUNK_HUGE = 2 };
@@ -154,6 +165,7 @@ typedef struct pa_heap_s {
 
 typedef struct pa_opts_s {
   size_t  chunk_size;
+  size_t  chunk_first;         /* size of the first regular chunk (PA_CHUNK_MIN by default) */
   uint8_t chunk_shift;
   int     registrar;           /* PA_REGSEL_* */
   char    ib_device[64];
@@ -218,25 +230,33 @@ static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
   return s;
 }
 
-/* Index of the block at p (p inside the span): offset * ceil(2^40 / bsize)
- * >> 40 is exact for offsets below 2^20 (spans with small blocks are at most
- * 1 MiB), and lets free check "p is a block start" without a divide. */
-static inline size_t pa_block_index(const pa_span_t* s, const void* p) {
-  return (size_t)(((uint64_t)((const char*)p - s->start) * s->bdiv) >> 40);
+/* The allocated bits of a small span: one bit per 16-byte granule of the
+ * span (every block starts on a granule), 1 = the block starting there is
+ * handed out. A slice has PA_SPAN_BITS_WORDS words in the chunk header
+ * (c->bitmaps, slice by slice), so a span of k slices owns k consecutive
+ * regions and the word of address p is found without the block index:
+ *   bitmaps + ((p - c) >> 10) words == s->bits + ((p >> 7) & ~7) bytes
+ * with s->bits = bitmaps - (c >> 7) (c is 2 MiB aligned). Only block starts
+ * ever get a bit, so a set bit alone proves "p is a live block of this
+ * span": free checks the geometry only when the bit is clear (to tell an
+ * invalid pointer from a double free), out of line.
+ *
+ * Set by malloc, cleared by a local free or when the owner collects remote
+ * frees — only ever by the owning thread, so plain read-modify-writes
+ * (relaxed atomics only to keep readers defined). Remote freers never touch
+ * the bits: no cache line shared with the owner's hot metadata on the
+ * producer/consumer path. */
+_Static_assert(PA_SPAN_BITS_WORDS * 8 == PA_SLICE >> 7, "pa_bit_word: 8 bytes of bits per KiB");
+static inline _Atomic(uint64_t)* pa_bit_word(const pa_span_t* s, const void* p) {
+  return (_Atomic(uint64_t)*)(s->bits + (((uintptr_t)p >> 7) & ~(uintptr_t)7));
 }
-
-/* The allocated bit of a block: set by malloc, cleared by a local free or
- * when the owner collects remote frees — only ever by the owning thread, so
- * plain read-modify-writes (relaxed atomics only to keep readers defined).
- * Remote freers never touch the bits: no cache line shared with the owner's
- * hot metadata on the producer/consumer path. */
-static inline void pa_bit_set(pa_span_t* s, size_t i) {
-  _Atomic(uint64_t)* w = &s->bits[i >> 6];
-  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) | (1ULL << (i & 63)), memory_order_relaxed);
+static inline uint64_t pa_bit_mask(const void* p) { return 1ULL << (((uintptr_t)p >> 4) & 63); }
+static inline int pa_bit_get(const pa_span_t* s, const void* p) {
+  return (atomic_load_explicit(pa_bit_word(s, p), memory_order_relaxed) & pa_bit_mask(p)) != 0;
 }
-static inline void pa_bit_clear(pa_span_t* s, size_t i) {
-  _Atomic(uint64_t)* w = &s->bits[i >> 6];
-  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) & ~(1ULL << (i & 63)), memory_order_relaxed);
+static inline void pa_bit_set(pa_span_t* s, const void* p) {
+  _Atomic(uint64_t)* w = pa_bit_word(s, p);
+  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) | pa_bit_mask(p), memory_order_relaxed);
 }
 
 /* Clear the bit of a block coming back through a remote free; a bit that is
