@@ -2,6 +2,7 @@ package dev.pinarena.allocator;
 
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.os.PageMap;
+import dev.pinarena.registration.uring.FixedBufferProbe;
 import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -86,12 +87,12 @@ class StablePinTest
                     .getBytes(StandardCharsets.US_ASCII);
                 final UnsafeBuffer view = new UnsafeBuffer(address, (int)Math.min(size, Integer.MAX_VALUE));
                 view.putBytes(0, message);
-                final byte[] sent = WriteFixedProbe.send(registrar, region, address, message.length);
+                final byte[] sent = FixedBufferProbe.send(registrar, region, address, message.length);
                 assertEquals(new String(message, StandardCharsets.US_ASCII), new String(sent, StandardCharsets.US_ASCII));
                 // And the last bytes of the buffer too (the far end of a run or dedicated chunk).
                 final long tail = address + size - message.length;
                 new UnsafeBuffer(tail, message.length).putBytes(0, message);
-                assertArrayEquals(message, WriteFixedProbe.send(registrar, region, tail, message.length));
+                assertArrayEquals(message, FixedBufferProbe.send(registrar, region, tail, message.length));
                 Arrays.fill(message, (byte)0);
                 arena.free(address);
             }
