@@ -49,6 +49,10 @@ PUBLIC void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t o
   return do_mmap(addr, len, prot, flags, fd, off);
 }
 
+PUBLIC void* pa_memhooks_replace_anon(void* addr, size_t len) {
+  return do_mmap(addr, len, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
 PUBLIC void* mremap(void* old, size_t old_len, size_t new_len, int flags, ...) {
   void* want = NULL;
   if (flags & MREMAP_FIXED) {

@@ -23,9 +23,22 @@
 #ifndef PA_MEMHOOKS_H
 #define PA_MEMHOOKS_H
 
+#include <stddef.h>
+
 /* 1 when the process-wide definition of munmap (RTLD_DEFAULT) is this
  * library's hook, i.e. the library was preloaded or linked into the program;
  * 0 when it was dlopen'ed after libc (the hooks then see nothing). */
 int pa_memhooks_interposing(void);
+
+/* mmap(addr, len, PROT_READ|PROT_WRITE, MAP_FIXED|MAP_PRIVATE|MAP_ANONYMOUS,
+ * -1, 0) through this library's mmap hook: replaces whatever is mapped at
+ * [addr, addr+len) with fresh zero pages in ONE call (no hole in between)
+ * and posts the range like any MAP_FIXED. Returns addr, or MAP_FAILED with
+ * errno set. For bindings that cannot make a six-argument call (jnr-ffi
+ * 2.2.17 passes a garbage 6th argument when all six are primitives): the
+ * Java tests use it where "unmap, then new pages at the same address" must
+ * not leave a hole another thread's mmap could take and MAP_FIXED would then
+ * silently clobber. */
+void* pa_memhooks_replace_anon(void* addr, size_t len);
 
 #endif

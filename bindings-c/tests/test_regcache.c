@@ -132,7 +132,7 @@ TEST(rc_mmap_fixed_over_registered) {
   trc_t* t = trc_open(NULL);
   char* p = trc_map(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
-  trc_map(p + LEN / 4, LEN / 2, 'F');
+  trc_map_over(p + LEN / 4, LEN / 2, 'F');                  /* over live pages: one atomic call */
   memset(p, 'F', LEN);
   trc_expect(t, p, LEN, 'F', "after MAP_FIXED");
 }
@@ -369,7 +369,10 @@ static void* mt_unmapper(void* arg) {
     char* p = m->base + (size_t)b * 4 * PG;
     pthread_mutex_lock(&m->buf_mu[b]);
     switch (rand_r(&seed) % 3) {
-    case 0: munmap(p, 4 * PG); mmap(p, 4 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0); break;
+    /* The whole buffer gets new pages in ONE mmap(MAP_FIXED) (the hook posts it), never munmap +
+       MAP_FIXED: the hole in between could be taken by another thread's mapping, which MAP_FIXED
+       would then silently replace. munmap's own invalidation is tested single-threaded. */
+    case 0: mmap(p, 4 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0); break;
     case 1: mmap(p + PG, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0); break;
     default: madvise(p, 4 * PG, MADV_DONTNEED); break;
     }

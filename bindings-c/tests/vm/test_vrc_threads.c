@@ -45,7 +45,10 @@ static void* unmapper(void* arg) {
     char* p = m->base + (size_t)b * 4 * PG;
     pthread_mutex_lock(&m->buf_mu[b]);
     switch (rand_r(&seed) % 3) {
-    case 0: munmap(p, 4 * PG); mmap(p, 4 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0); break;
+    /* The whole buffer gets new pages in ONE mmap(MAP_FIXED) (the hook posts it), never munmap +
+       MAP_FIXED: the hole in between could be taken by another thread's mapping, which MAP_FIXED
+       would then silently replace. munmap's own invalidation is tested single-threaded. */
+    case 0: mmap(p, 4 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0); break;
     case 1: mmap(p + PG, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0); break;
     default: madvise(p, 4 * PG, MADV_DONTNEED); break;
     }

@@ -54,6 +54,15 @@ public final class NativeInvalidationFeed implements InvalidationFeed
         int munmap(long address, long length);
 
         int madvise(long address, long length, int advice);
+
+        /**
+         * mmap(address, length, RW, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) through the mmap hook: fresh
+         * zero pages over a range that is mapped now, in one call (no hole another thread could take), posted
+         * like any MAP_FIXED. Two arguments because jnr-ffi 2.2.17 garbles the 6th of six primitive arguments.
+         *
+         * @return {@code address}, or -1 (MAP_FAILED).
+         */
+        long pa_memhooks_replace_anon(long address, long length);
     }
 
     private final Hooks hooks;

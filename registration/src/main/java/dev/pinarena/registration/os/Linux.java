@@ -17,8 +17,10 @@ public final class Linux
 
     /** Private copy-on-write mapping. */
     public static final int MAP_PRIVATE = 0x02;
-    /** Place the mapping exactly at the given address. */
+    /** Place the mapping exactly at the given address, replacing whatever is mapped there. */
     public static final int MAP_FIXED = 0x10;
+    /** Place the mapping exactly at the given address, or fail with EEXIST if anything is mapped there (4.17+). */
+    public static final int MAP_FIXED_NOREPLACE = 0x100000;
     /** Not backed by a file. */
     public static final int MAP_ANONYMOUS = 0x20;
     /** Do not reserve swap space. */

@@ -12,12 +12,14 @@ import org.junit.jupiter.api.Test;
 
 import java.io.File;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The registration cache against the known failure scenarios, with real io_uring pins: every check sends
@@ -29,6 +31,7 @@ class RegistrationCacheTest
 {
     static final long PAGE = 4096;
     static final long MIB = 1 << 20;
+    static final int EEXIST = 17;
     static String hooksPath;
 
     IoUringRegistrar registrar;
@@ -71,13 +74,42 @@ class RegistrationCacheTest
         }
     }
 
+    /**
+     * An anonymous RW mapping, filled (raw syscall: no hook sees it). {@code at == 0}: anywhere. Otherwise new
+     * pages in the HOLE at {@code at}, left by an unmap the test just made, with MAP_FIXED_NOREPLACE — never
+     * MAP_FIXED: between the unmap and this call any other JVM thread (JIT, GC, jffi, malloc) may have got the
+     * hole for a mapping of its own, which MAP_FIXED would silently replace (a SIGSEGV later, anywhere). Here
+     * the test fails loudly instead. To give a range that is mapped now new pages, use {@link #replace}.
+     */
     static long map(final long at, final long length, final char fill)
     {
-        final int flags = Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | (at != 0 ? Linux.MAP_FIXED : 0);
+        final int flags = Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | (at != 0 ? Linux.MAP_FIXED_NOREPLACE : 0);
         final long a = Linux.mmap(at, length, Linux.PROT_READ | Linux.PROT_WRITE, flags, -1, 0);
-        assertTrue(a != -1 && (at == 0 || a == at), "mmap");
+        if (at != 0 && a != at)
+        {
+            final int errno = Linux.errno();
+            if (a != Linux.MAP_FAILED)
+            {
+                Linux.libc().munmap(a, length);             // a kernel without NOREPLACE took it as a hint
+            }
+            fail(String.format("re-map of the hole at 0x%x (+%d): %s; another mapping took the hole after the " +
+                "unmap (not clobbering it)", at, length, a == Linux.MAP_FAILED ? "errno " + errno +
+                (errno == EEXIST ? " (EEXIST)" : "") : "placed elsewhere"));
+        }
+        assertTrue(a != Linux.MAP_FAILED, "mmap: errno " + Linux.errno());
         fill(a, length, fill);
         return a;
+    }
+
+    /**
+     * New pages over {@code [at, at + length)}, which is mapped now, in ONE mmap(MAP_FIXED) through the hooks
+     * library (which posts the range to the sinks, as for munmap): no hole in between for another thread to take.
+     */
+    static void replace(final NativeInvalidationFeed feed, final long at, final long length, final char fill)
+    {
+        final long a = feed.hooks().pa_memhooks_replace_anon(at, length);
+        assertEquals(at, a, "mmap(MAP_FIXED) through the hooks");
+        fill(at, length, fill);
     }
 
     static void fill(final long address, final long length, final char c)
@@ -239,8 +271,10 @@ class RegistrationCacheTest
         for (int i = 0; i < 40_000; i++)
         {
             final long off = (i * 7919L % 256) * PAGE;
-            feed.hooks().munmap(p + off, PAGE);
-            map(p + off, PAGE, 'A');
+            // One MAP_FIXED through the hooks (the kernel unmaps the old page; the hook posts the range as
+            // munmap's does), not munmap + MAP_FIXED: 40 000 holes are 40 000 chances for a JVM thread's mmap
+            // to land in one and be clobbered. munmap's own invalidation: the single-shot tests above.
+            replace(feed, p + off, PAGE, 'A');
             if ((i & 255) == 0)
             {
                 maxQueued = Math.max(maxQueued, cache.queuedRanges());
@@ -273,8 +307,9 @@ class RegistrationCacheTest
                 final int b = (i++ * 5) % buffers;
                 synchronized (locks[b])
                 {
-                    feed.hooks().munmap(base + b * 4 * PAGE, 4 * PAGE);
-                    map(base + b * 4 * PAGE, 4 * PAGE, 'u');
+                    // new pages in one MAP_FIXED through the hooks: munmap + MAP_FIXED left a hole that a JVM
+                    // thread could take and the MAP_FIXED then clobbered (SIGSEGV in the JIT, GC, ...)
+                    replace(feed, base + b * 4 * PAGE, 4 * PAGE, 'u');
                 }
             }
         });
@@ -313,6 +348,8 @@ class RegistrationCacheTest
                 }
             });
         }
+        final AtomicReference<Throwable> unmapperFailure = new AtomicReference<>();
+        unmapper.setUncaughtExceptionHandler((t, e) -> unmapperFailure.set(e));
         unmapper.start();
         for (final Thread w : workers)
         {
@@ -324,6 +361,10 @@ class RegistrationCacheTest
         }
         unmapper.interrupt();
         unmapper.join();
+        if (unmapperFailure.get() != null)
+        {
+            throw new AssertionError("the unmapper thread failed", unmapperFailure.get());
+        }
         assertEquals(1600, sends.get());
         assertEquals(0, bad.get(), "stale sends");
         assertTrue(cache.invalidations() > 0);

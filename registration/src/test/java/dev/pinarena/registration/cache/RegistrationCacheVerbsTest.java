@@ -13,11 +13,13 @@ import org.junit.jupiter.api.Test;
 import java.io.File;
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.pinarena.registration.cache.RegistrationCacheTest.MIB;
 import static dev.pinarena.registration.cache.RegistrationCacheTest.PAGE;
 import static dev.pinarena.registration.cache.RegistrationCacheTest.fill;
 import static dev.pinarena.registration.cache.RegistrationCacheTest.map;
+import static dev.pinarena.registration.cache.RegistrationCacheTest.replace;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -283,8 +285,9 @@ final class RegistrationCacheVerbsTest
                 {
                     if ((i & 1) == 0)
                     {
-                        feed.hooks().munmap(base + b * 4 * PAGE, 4 * PAGE);
-                        map(base + b * 4 * PAGE, 4 * PAGE, 'u');
+                        // new pages in one MAP_FIXED through the hooks, never munmap + MAP_FIXED (the hole in
+                        // between can be taken by a JVM thread's mapping, which MAP_FIXED would clobber)
+                        replace(feed, base + b * 4 * PAGE, 4 * PAGE, 'u');
                     }
                     else
                     {
@@ -323,6 +326,8 @@ final class RegistrationCacheVerbsTest
                 }
             });
         }
+        final AtomicReference<Throwable> unmapperFailure = new AtomicReference<>();
+        unmapper.setUncaughtExceptionHandler((t, e) -> unmapperFailure.set(e));
         unmapper.start();
         for (final Thread w : workers)
         {
@@ -334,6 +339,10 @@ final class RegistrationCacheVerbsTest
         }
         unmapper.interrupt();
         unmapper.join();
+        if (unmapperFailure.get() != null)
+        {
+            throw new AssertionError("the unmapper thread failed", unmapperFailure.get());
+        }
         assertEquals(600, sends.get());
         assertEquals(0, bad.get(), "stale RDMA WRITEs");
         assertTrue(cache.invalidations() > 0 && cache.hits() > 0);

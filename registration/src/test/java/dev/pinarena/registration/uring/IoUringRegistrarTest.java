@@ -247,9 +247,12 @@ class IoUringRegistrarTest
         new UnsafeBuffer(address, 4096).putBytes(0, old);
 
         Linux.libc().munmap(address, size);
+        // NOREPLACE, never MAP_FIXED: another JVM thread may have got the hole since the munmap, and MAP_FIXED
+        // would silently replace its mapping (a SIGSEGV later, anywhere). Fail loudly instead.
         final long again = Linux.mmap(address, size, Linux.PROT_READ | Linux.PROT_WRITE,
-            Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | Linux.MAP_FIXED | Linux.MAP_POPULATE, -1, 0);
-        assertEquals(address, again);
+            Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | Linux.MAP_FIXED_NOREPLACE | Linux.MAP_POPULATE, -1, 0);
+        assertEquals(address, again, "re-map of the hole (errno " + Linux.errno() +
+            "; 17 = EEXIST: another mapping took the hole after the munmap, not clobbering it)");
         final byte[] fresh = new byte[4096];
         Arrays.fill(fresh, (byte)'B');
         new UnsafeBuffer(address, 4096).putBytes(0, fresh);
