@@ -1,13 +1,11 @@
 package dev.pinarena.cli;
 
-import dev.pinarena.registration.PinBudget;
+import dev.pinarena.allocator.ArenaConfig;
+import dev.pinarena.allocator.PinnedArena;
 import dev.pinarena.registration.Region;
-import dev.pinarena.registration.os.ChunkMapper;
 import dev.pinarena.registration.os.LibC;
 import dev.pinarena.registration.os.Linux;
-import dev.pinarena.registration.os.MappedChunk;
 import dev.pinarena.registration.os.MemlockLimit;
-import dev.pinarena.registration.os.PageBacking;
 import dev.pinarena.registration.os.PageMap;
 import dev.pinarena.registration.uring.FixedBufferProbe;
 import dev.pinarena.registration.uring.IoUringRegistrar;
@@ -30,8 +28,8 @@ import java.util.Arrays;
  *   <li>(a) glibc malloc + an address-keyed registration cache: malloc, register, free, malloc again at the
  *   same address, write new bytes, send through the cached registration → the old bytes go out, and the
  *   physical frames differ.</li>
- *   <li>(b) the same steps on pinarena memory — a chunk registered once and never returned to the OS → same
- *   address, same frames, the new bytes go out; and the same steps in native code with plain malloc/free,
+ *   <li>(b) the same steps on pinarena memory — the Java arena, whose chunks are registered once and never
+ *   returned to the OS → same address, same frames, the new bytes go out; and the same steps in native code with plain malloc/free,
  *   under glibc and then with the C malloc shim preloaded.</li>
  * </ol>
  * Exit status 1 if either (b) sent stale bytes; (a) failing to reproduce is reported but is not an error of
@@ -45,6 +43,10 @@ final class StaleRegistrationDemo
     private static final int M_MMAP_THRESHOLD = -3;
     private static final int MESSAGE_BYTES = 4096;
     private static final int MALLOC_ATTEMPTS = 8;
+    /** The arena's buffer in (b): a run of arena pages, like a large message buffer. */
+    private static final long ARENA_BUFFER_BYTES = 256L << 10;
+    /** Enough for the demo's one chunk. */
+    private static final long ARENA_CAP_BYTES = 64L << 20;
 
     private StaleRegistrationDemo()
     {
@@ -59,7 +61,7 @@ final class StaleRegistrationDemo
         {
             final boolean reproduced = glibcWithAddressCache(registrar, pageMap, out);
             out.println();
-            final boolean stale = pinarenaChunk(registrar, pageMap, out);
+            final boolean stale = pinarenaArena(registrar, pageMap, out);
             out.println();
             final NativeOutcome shim = throughTheShim(out);
             out.println();
@@ -126,38 +128,34 @@ final class StaleRegistrationDemo
         return stale && frameAfter != frameBefore;
     }
 
-    private static boolean pinarenaChunk(final IoUringRegistrar registrar, final PageMap pageMap, final PrintStream out)
+    private static boolean pinarenaArena(final IoUringRegistrar registrar, final PageMap pageMap, final PrintStream out)
     {
-        out.println("(b) pinarena: a chunk mapped and registered once, never returned to the OS while registered");
-        final MappedChunk chunk = ChunkMapper.map(64L << 20, PageBacking.DEFAULT_PREFERENCE);
-        final Region region = registrar.register(chunk.address(), chunk.size());
-        out.printf("  chunk                     %s, registered once: %s%n", chunk, region);
-        try
+        out.println("(b) pinarena: the Java arena — chunks mapped and registered once, never returned to the OS while registered");
+        try (PinnedArena arena = PinnedArena.open(registrar, ArenaConfig.defaults().withCapBytes(ARENA_CAP_BYTES)))
         {
-            // Until the Java arena lands, the buffer is the chunk's first block: "free" keeps it mapped and
-            // registered, and the next allocation of that size gets the same block back.
-            final long first = chunk.address();
+            final long first = arena.allocate(ARENA_BUFFER_BYTES);
+            final Region region = arena.region(first);
             write(first, message("OLD bytes from the first allocation, freed since"));
             final long frameBefore = pageMap.frame(first);
-            out.printf("  allocate                  = 0x%x, frame 0x%x%n", first, frameBefore);
-            out.println("  free                       the block goes back to the chunk; the chunk stays mapped and registered");
-            final long second = chunk.address();
+            out.printf("  allocate(%d KiB)          = 0x%x, frame 0x%x; keys from the arena: %s%n",
+                ARENA_BUFFER_BYTES >> 10, first, frameBefore, region);
+            arena.free(first);
+            out.println("  free                       the buffer goes back to the arena; its chunk stays mapped and registered");
+            final long second = arena.allocate(ARENA_BUFFER_BYTES);
             final byte[] newBytes = message("NEW bytes written after the second allocation");
             write(second, newBytes);
             final long frameAfter = pageMap.frame(second);
             out.printf("  allocate again            = 0x%x (%s), frame 0x%x (%s)%n", second,
                 second == first ? "same address" : "another address", frameAfter,
-                frameAfter == frameBefore ? "same frame" : "A DIFFERENT FRAME");
-            final byte[] sent = send(registrar, region, second);
-            final boolean stale = !Arrays.equals(sent, newBytes) || frameAfter != frameBefore;
-            out.printf("  send (WRITE_FIXED)        wire carried: \"%s\"%n", firstLine(sent));
+                second != first ? "another buffer" : frameAfter == frameBefore ? "same frame" : "A DIFFERENT FRAME");
+            final Region secondRegion = arena.region(second);
+            final byte[] sent = send(registrar, secondRegion, second);
+            final boolean stale = !Arrays.equals(sent, newBytes) || (second == first && frameAfter != frameBefore);
+            out.printf("  send (WRITE_FIXED)        wire carried: \"%s\" (registrations made: %d)%n", firstLine(sent),
+                registrar.regionCount());
             out.println("  => " + (stale ? "STALE bytes from pinarena memory" : "correct bytes"));
+            arena.free(second);
             return stale;
-        }
-        finally
-        {
-            registrar.deregister(region);
-            chunk.unmap();
         }
     }
 
