@@ -23,9 +23,11 @@
 #ifndef PA_MEMHOOKS_H
 #define PA_MEMHOOKS_H
 
+#include "export.h"
+
 /* 1 when the process-wide definition of munmap (RTLD_DEFAULT) is this
  * library's hook, i.e. the library was preloaded or linked into the program;
  * 0 when it was dlopen'ed after libc (the hooks then see nothing). */
-int pa_memhooks_interposing(void);
+PA_EXPORT int pa_memhooks_interposing(void);
 
 #endif
