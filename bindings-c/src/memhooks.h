@@ -1,8 +1,8 @@
 /* memhooks.h — interposed munmap, mremap, mmap(MAP_FIXED), madvise
  * (DONTNEED/FREE/REMOVE), brk/sbrk shrink and shmdt.
  *
- * Built only into the preload library (libpinarena-hooks.so, later
- * libpinarena.so) or linked directly into a test program: never into
+ * Built only into the preload libraries (libpinarena.so, the malloc shim, and
+ * libpinarena-hooks.so, the hooks alone) or linked directly into a test program: never into
  * libpinarena-core.a, where the archive would silently pull it in to satisfy
  * every munmap.
  *
