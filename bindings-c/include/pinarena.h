@@ -89,6 +89,71 @@ void pinarena_write_stats(int fd);
  * (nothing registered yet). */
 const char* pinarena_registrar(void);
 
+/* ---------------------------------------------------------------------------
+ * Registration cache for memory the shim does NOT own: stack arrays, static
+ * data, other libraries' mappings, file and shared-memory mappings (for the
+ * shim's own memory use pinarena_lookup). An address-keyed cache with
+ * registrations made by YOUR callbacks (e.g. ibv_reg_mr on your PD), kept
+ * correct by the memory hooks libpinarena.so carries: it exports munmap,
+ * mmap/mmap64 (MAP_FIXED), mremap, madvise (DONTNEED/FREE/REMOVE), brk/sbrk
+ * (shrink) and shmdt, and every such call made through the dynamic symbol
+ * invalidates the cached registrations it touches before the next get.
+ * Not seen: raw syscalls, glibc-internal unmaps, bindings that resolve munmap
+ * in libc's handle; PINARENA_UFFD=1 adds the userfaultfd monitor, which sees
+ * those for anonymous/shmem/hugetlb memory. Design and limits:
+ * bindings-c/REGCACHE.md (this is pa_rc_* of src/regcache.h, also exported).
+ * ------------------------------------------------------------------------- */
+
+typedef struct pinarena_cache pinarena_cache_t;          /* opaque */
+
+/* What get returns (read-only). handle/lkey/rkey are what reg() returned. */
+typedef struct pinarena_cache_region {
+  uintptr_t addr;                  /* the registered range: contains the request, page-aligned */
+  size_t    length;
+  int       access;
+  uint32_t  lkey, rkey;
+  uint64_t  handle;
+} pinarena_cache_region_t;
+
+/* Called under the cache's lock, never from a hook. Return 0 or -errno;
+ * -ENOMEM/-EAGAIN/-ENOSPC from reg make the cache evict an idle region and retry. */
+typedef struct pinarena_cache_ops {
+  void* ctx;
+  int (*reg)(void* ctx, uintptr_t addr, size_t length, int access, uint64_t* handle, uint32_t* lkey, uint32_t* rkey);
+  int (*dereg)(void* ctx, uintptr_t addr, size_t length, uint64_t handle);
+} pinarena_cache_ops_t;
+
+#define PINARENA_CACHE_VERIFY   1  /* re-check the physical frames on every hit (root; -ESTALE on change) */
+#define PINARENA_CACHE_NO_MERGE 2  /* contain only: never merge neighbours on a miss */
+
+/* max_regions 0 = 1024 (the most), max_bytes 0 = unlimited. Returns 0,
+ * -ENOSPC (every invalidation sink taken: 8 per process), -ENOMEM, -EPERM
+ * (VERIFY without access to PFNs). */
+int  pinarena_cache_open(const pinarena_cache_ops_t* ops, size_t max_regions, size_t max_bytes, int flags,
+                         pinarena_cache_t** out);
+/* Deregisters everything (regions still in use too). */
+void pinarena_cache_close(pinarena_cache_t* c);
+/* A registered region containing [addr, addr + length) with at least `access`,
+ * held until put. Hit path: no lock, no system call. Returns 0 or -errno
+ * (-ESTALE in VERIFY mode, -ENOSPC: limits reached with every region held,
+ * else reg's error). */
+int  pinarena_cache_get(pinarena_cache_t* c, const void* addr, size_t length, int access,
+                        const pinarena_cache_region_t** out);
+void pinarena_cache_put(pinarena_cache_t* c, const pinarena_cache_region_t* r);
+/* Invalidate [addr, addr + length) now, e.g. before an unmap the hooks cannot see. */
+void pinarena_cache_invalidate(pinarena_cache_t* c, const void* addr, size_t length);
+
+typedef struct pinarena_cache_stats {
+  uint64_t gets, hits, misses, evictions, invalidations, stale;
+  uint64_t regions, bytes_pinned;
+} pinarena_cache_stats_t;
+void pinarena_cache_stats(pinarena_cache_t* c, pinarena_cache_stats_t* out);
+
+/* What feeds the caches of this process: "hooks", "userfaultfd",
+ * "hooks+userfaultfd" or "none" (hooks: libpinarena.so's munmap is the
+ * process-wide one, i.e. it was preloaded or linked, not dlopen'ed late). */
+const char* pinarena_cache_sources(void);
+
 #ifdef __cplusplus
 }
 #endif

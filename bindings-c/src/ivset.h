@@ -33,6 +33,8 @@
 #ifndef PA_IVSET_H
 #define PA_IVSET_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,35 +56,35 @@ typedef struct pa_iv_counters_s {
 } pa_iv_counters_t;
 
 /* Open a sink: returns its index (0..PA_IV_SINKS-1) or -ENOSPC. */
-int  pa_iv_open(void);
-void pa_iv_close(int sink);
+PA_EXPORT int  pa_iv_open(void);
+PA_EXPORT void pa_iv_close(int sink);
 
 /* Post [start, end) to every open sink. Async-signal-safe. */
-void pa_iv_post(uintptr_t start, uintptr_t end);
+PA_EXPORT void pa_iv_post(uintptr_t start, uintptr_t end);
 
 /* Address of the sink's pending word (nonzero = something to drain, or a
  * drain in flight); a hit path reads it with one acquire load (a plain load
  * on x86) before it reads its index. Java reads it from native memory. */
-volatile uint64_t* pa_iv_pending(int sink);
+PA_EXPORT volatile uint64_t* pa_iv_pending(int sink);
 
 /* Move queued ranges into out[0..max); returns the count (0 when empty).
  * When more than max are queued the rest stay queued (pending is set again). */
-int  pa_iv_drain(int sink, pa_iv_range_t* out, int max);
+PA_EXPORT int  pa_iv_drain(int sink, pa_iv_range_t* out, int max);
 
 /* After the consumer has applied every range it drained (they are out of the
  * index its hit path reads): pending DRAINING -> 0, unless a post came since.
  * Call it under the same lock as pa_iv_drain, after the last drain call. */
-void pa_iv_drain_done(int sink);
+PA_EXPORT void pa_iv_drain_done(int sink);
 
 /* For a poster that learns of ranges asynchronously (the userfaultfd
  * monitor): hold() before reading events marks every sink pending and makes
  * drains wait until release(), so a thread whose munmap the kernel has just
  * let return cannot drain before its range is posted. */
-void pa_iv_hold(void);
-void pa_iv_release(void);
+PA_EXPORT void pa_iv_hold(void);
+PA_EXPORT void pa_iv_release(void);
 
 /* Queued ranges now (slots in use + overflow), for the "bounded" tests. */
-int  pa_iv_queued(int sink);
-void pa_iv_counters(int sink, pa_iv_counters_t* out);
+PA_EXPORT int  pa_iv_queued(int sink);
+PA_EXPORT void pa_iv_counters(int sink, pa_iv_counters_t* out);
 
 #endif

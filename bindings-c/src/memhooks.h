@@ -1,8 +1,8 @@
 /* memhooks.h — interposed munmap, mremap, mmap(MAP_FIXED), madvise
  * (DONTNEED/FREE/REMOVE), brk/sbrk shrink and shmdt.
  *
- * Built only into the preload library (libpinarena-hooks.so, later
- * libpinarena.so) or linked directly into a test program: never into
+ * Built only into the preload libraries (libpinarena.so, the malloc shim, and
+ * libpinarena-hooks.so, the hooks alone) or linked directly into a test program: never into
  * libpinarena-core.a, where the archive would silently pull it in to satisfy
  * every munmap.
  *
@@ -24,11 +24,12 @@
 #define PA_MEMHOOKS_H
 
 #include <stddef.h>
+#include "export.h"
 
 /* 1 when the process-wide definition of munmap (RTLD_DEFAULT) is this
  * library's hook, i.e. the library was preloaded or linked into the program;
  * 0 when it was dlopen'ed after libc (the hooks then see nothing). */
-int pa_memhooks_interposing(void);
+PA_EXPORT int pa_memhooks_interposing(void);
 
 /* mmap(addr, len, PROT_READ|PROT_WRITE, MAP_FIXED|MAP_PRIVATE|MAP_ANONYMOUS,
  * -1, 0) through this library's mmap hook: replaces whatever is mapped at

@@ -1,11 +1,15 @@
 /* os.c — size-aligned chunk mapping with a backing preference list, and the
  * page size read back from the kernel. */
+#define _GNU_SOURCE
 #include "os.h"
+#include "ivset.h"
 #include "procfs.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <linux/mman.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -29,6 +33,23 @@ const char* pa_backing_name(pa_backing_t b) {
 static inline int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 /* ---------------------------------------------------------------------------
+   The OS layer's own mmap/munmap/madvise are raw system calls. In a process
+   whose munmap & co. are the memory hooks (libpinarena.so itself,
+   libpinarena-hooks.so), a call by name would post to every invalidation
+   sink. The calls below touch only ranges no registration can cover: a
+   PROT_NONE reservation (cannot be pinned: EFAULT), its aligned half while
+   it is being set up (the address is not known to anyone yet), and advice
+   that keeps the pages (HUGEPAGE, NOHUGEPAGE, POPULATE_WRITE). The one
+   unmap of memory that was handed out, pa_os_unmap_chunk, posts.
+--------------------------------------------------------------------------- */
+
+static inline void* os_mmap(void* a, size_t len, int prot, int flags) {
+  return (void*)syscall(SYS_mmap, a, len, prot, flags, -1, 0);   /* -1 == MAP_FAILED, errno set */
+}
+static inline int os_munmap(void* a, size_t len) { return (int)syscall(SYS_munmap, a, len); }
+static inline int os_madvise(void* a, size_t len, int advice) { return (int)syscall(SYS_madvise, a, len, advice); }
+
+/* ---------------------------------------------------------------------------
    Fast path: one backing attempt
 --------------------------------------------------------------------------- */
 
@@ -48,16 +69,21 @@ int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_ch
     out->addr = p; out->size = size; out->backing = b;
     out->page_size = 0; out->thp_bytes = 0;
     err = os_readback(out);
-    if (err != 0) { munmap(p, size); return err; }
+    if (err != 0) { os_munmap(p, size); return err; }
     return 0;
   }
   return err;
 }
 
 int pa_os_unmap_chunk(pa_chunk_t* c) {
-  /* Caller guarantees: not registered anywhere (see os.h). */
+  /* Caller guarantees: not registered by its owner (see os.h). But the memory
+     was handed out, so an address-keyed cache (C, Java, an MPI library's) may
+     hold a registration of part of it: post before and after, like the hooks. */
   if (c->addr == NULL) return -EINVAL;
-  if (munmap(c->addr, c->size) != 0) return -errno;
+  uintptr_t a = (uintptr_t)c->addr;
+  pa_iv_post(a, a + c->size);
+  if (os_munmap(c->addr, c->size) != 0) return -errno;
+  pa_iv_post(a, a + c->size);
   c->addr = NULL;
   return 0;
 }
@@ -67,7 +93,7 @@ int pa_os_unmap_chunk(pa_chunk_t* c) {
 --------------------------------------------------------------------------- */
 
 int pa_os_populate(void* addr, size_t len, size_t page) {
-  if (madvise(addr, len, MADV_POPULATE_WRITE) == 0) return 0;
+  if (os_madvise(addr, len, MADV_POPULATE_WRITE) == 0) return 0;
   if (errno != EINVAL) return -errno;            /* EINVAL: kernel < 5.14 -> touch */
   volatile char* p = (volatile char*)addr;
   for (size_t off = 0; off < len; off += page) p[off] = p[off];
@@ -78,7 +104,7 @@ static int os_map_backing(size_t size, pa_backing_t b, void** out) {
   /* Reserve twice the size as PROT_NONE (no memory is committed), so that
      an address aligned to `size` exists inside it. */
   const size_t resv = 2 * size;
-  char* base = mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  char* base = os_mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   if (base == MAP_FAILED) return -errno;
   char* aligned = (char*)(((uintptr_t)base + size - 1) & ~(uintptr_t)(size - 1));
 
@@ -87,27 +113,27 @@ static int os_map_backing(size_t size, pa_backing_t b, void** out) {
   if (b == PA_BACK_HUGETLB_2M) flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT) | MAP_POPULATE;
   /* hugetlb: the pool reservation is taken at mmap time, so a short pool
      fails here with ENOMEM rather than with SIGBUS at first touch. */
-  void* p = mmap(aligned, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+  void* p = os_mmap(aligned, size, PROT_READ | PROT_WRITE, flags);   /* over our own reservation */
   if (p == MAP_FAILED) {
     int err = -errno;
-    munmap(base, resv);            /* a failed MAP_FIXED may have punched the reservation: drop all of it */
+    os_munmap(base, resv);         /* a failed MAP_FIXED may have punched the reservation: drop all of it */
     return err;
   }
   /* Trim the unused head and tail of the reservation. */
-  if (aligned > base) munmap(base, (size_t)(aligned - base));
+  if (aligned > base) os_munmap(base, (size_t)(aligned - base));
   char* tail = aligned + size;
-  if (tail < base + resv) munmap(tail, (size_t)(base + resv - tail));
+  if (tail < base + resv) os_munmap(tail, (size_t)(base + resv - tail));
 
   int err = 0;
   if (b == PA_BACK_THP) {
-    if (madvise(aligned, size, MADV_HUGEPAGE) != 0) err = -errno;   /* EINVAL: THP not built in */
+    if (os_madvise(aligned, size, MADV_HUGEPAGE) != 0) err = -errno;   /* EINVAL: THP not built in */
     else err = pa_os_populate(aligned, size, 4096);
   }
   else if (b == PA_BACK_4K) {
-    if (madvise(aligned, size, MADV_NOHUGEPAGE) != 0 && errno != EINVAL) err = -errno;
+    if (os_madvise(aligned, size, MADV_NOHUGEPAGE) != 0 && errno != EINVAL) err = -errno;
     else err = pa_os_populate(aligned, size, 4096);
   }
-  if (err != 0) { munmap(aligned, size); return err; }
+  if (err != 0) { os_munmap(aligned, size); return err; }
   *out = aligned;
   return 0;
 }

@@ -13,7 +13,9 @@
  * keeps the old physical pages while the virtual address gets new ones.
  *
  * Nothing here calls malloc or stdio, and there are no constructors, so a
- * malloc shim can stand on this layer.
+ * malloc shim can stand on this layer. Its mmap/munmap/madvise are raw system
+ * calls (never the interposed hooks): only pa_os_unmap_chunk posts to the
+ * invalidation sinks (ivset.h), since a chunk it unmaps was handed out.
  */
 #ifndef PA_OS_H
 #define PA_OS_H

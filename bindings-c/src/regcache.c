@@ -95,8 +95,10 @@ int pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region
 /* ---- slow path: everything below runs under c->mu ------------------------ */
 
 static void release_region(pa_rc_t* c, pa_rc_region_t* r);
-extern int pa_ufd_active(void) __attribute__((weak));
-extern int pa_ufd_watch(const void* addr, size_t len) __attribute__((weak));
+/* Weak: the core archive links without them. PA_EXPORT: a hidden reference
+   would make the symbol hidden in libpinarena.so (most constraining wins). */
+extern PA_EXPORT int pa_ufd_active(void) __attribute__((weak));
+extern PA_EXPORT int pa_ufd_watch(const void* addr, size_t len) __attribute__((weak));
 
 void pa_rc_put(pa_rc_t* c, pa_rc_region_t* r) {
   /* LRU tick: a plain increment (no locked RMW on the hot line); concurrent
@@ -427,7 +429,7 @@ void pa_rc_stats(pa_rc_t* c, pa_rc_stats_t* o) {
   pthread_mutex_unlock(&c->mu);
 }
 
-extern int pa_memhooks_interposing(void) __attribute__((weak));
+extern PA_EXPORT int pa_memhooks_interposing(void) __attribute__((weak));
 
 const char* pa_rc_sources(void) {
   int h = pa_memhooks_interposing && pa_memhooks_interposing();

@@ -53,6 +53,8 @@
 #ifndef PA_REGCACHE_H
 #define PA_REGCACHE_H
 
+#include "export.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -120,26 +122,26 @@ typedef struct pa_rc_s {
 
 /* Returns 0; -ENOSPC (no free invalidation sink); -EPERM (verify without
  * PFN access). `c` is large (~100 KiB): static or mmap it. */
-int  pa_rc_init(pa_rc_t* c, const pa_rc_ops_t* ops, const pa_rc_config_t* cfg);
+PA_EXPORT int  pa_rc_init(pa_rc_t* c, const pa_rc_ops_t* ops, const pa_rc_config_t* cfg);
 /* Deregisters every region (in-use ones too) and closes the sink. */
-void pa_rc_destroy(pa_rc_t* c);
+PA_EXPORT void pa_rc_destroy(pa_rc_t* c);
 
 /* A region containing [addr, addr+len) with at least `access`, holding one
  * use reference. Returns 0 or -errno: -EINVAL, -ESTALE (verify mode found
  * other frames), -ENOSPC (limits reached and everything in use), or the
  * backend's error after eviction could not make room. */
-int  pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region_t** out);
-void pa_rc_put(pa_rc_t* c, pa_rc_region_t* r);
+PA_EXPORT int  pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region_t** out);
+PA_EXPORT void pa_rc_put(pa_rc_t* c, pa_rc_region_t* r);
 
 /* Invalidate [addr, addr+len) now (what a drained range does). */
-void pa_rc_invalidate(pa_rc_t* c, const void* addr, size_t len);
+PA_EXPORT void pa_rc_invalidate(pa_rc_t* c, const void* addr, size_t len);
 /* Deregister every idle region. */
-void pa_rc_flush(pa_rc_t* c);
-void pa_rc_stats(pa_rc_t* c, pa_rc_stats_t* out);
+PA_EXPORT void pa_rc_flush(pa_rc_t* c);
+PA_EXPORT void pa_rc_stats(pa_rc_t* c, pa_rc_stats_t* out);
 
 /* Which invalidation sources feed this process: "hooks", "userfaultfd",
  * "hooks+userfaultfd" or "none" (then only verify mode and explicit
  * pa_rc_invalidate protect the cache). */
-const char* pa_rc_sources(void);
+PA_EXPORT const char* pa_rc_sources(void);
 
 #endif

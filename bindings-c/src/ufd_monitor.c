@@ -96,6 +96,13 @@ void pa_ufd_stop(void) {
 
 int pa_ufd_active(void) { return atomic_load(&active); }
 
+void pa_ufd_atfork_child(void) {
+  if (!atomic_exchange(&active, 0)) return;
+  close(ufd);
+  close(stop_fd);
+  ufd = stop_fd = -1;
+}
+
 const char* pa_ufd_mode(void) { return reg_mode == UFFDIO_REGISTER_MODE_WP ? "wp" : "missing"; }
 
 int pa_ufd_watch(const void* addr, size_t len) {

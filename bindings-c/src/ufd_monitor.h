@@ -19,20 +19,27 @@
 #ifndef PA_UFD_MONITOR_H
 #define PA_UFD_MONITOR_H
 
+#include "export.h"
+
 #include <stddef.h>
 
 /* Open the userfaultfd and start the monitor. 0 or -errno (EPERM: not
  * allowed, see vm.unprivileged_userfaultfd; EINVAL: features missing). */
-int  pa_ufd_start(void);
-void pa_ufd_stop(void);
-int  pa_ufd_active(void);
+PA_EXPORT int  pa_ufd_start(void);
+PA_EXPORT void pa_ufd_stop(void);
+PA_EXPORT int  pa_ufd_active(void);
 
 /* Watch / stop watching [addr, addr+len) (page-rounded). 0 or -errno:
  * -EINVAL for an unsupported mapping type, -EBUSY if another uffd has it. */
-int  pa_ufd_watch(const void* addr, size_t len);
-int  pa_ufd_unwatch(const void* addr, size_t len);
+PA_EXPORT int  pa_ufd_watch(const void* addr, size_t len);
+PA_EXPORT int  pa_ufd_unwatch(const void* addr, size_t len);
+
+/* In a forked child (pthread_atfork child handler; the shim calls it): the
+ * monitor thread did not survive and the descriptor still names the parent's
+ * mm, so forget both; the child has no monitor (pa_ufd_active() == 0). */
+void pa_ufd_atfork_child(void);
 
 /* "wp" or "missing": the registration mode in use (after pa_ufd_start). */
-const char* pa_ufd_mode(void);
+PA_EXPORT const char* pa_ufd_mode(void);
 
 #endif

@@ -3,7 +3,8 @@
  *
  * Chunks are never unmapped, mremapped or madvised by the allocator; only
  * pinarena_trim() releases wholly free chunks, after the release callback
- * and the deregistration (see api.c). */
+ * and the deregistration (see api.c); pa_os_unmap_chunk posts the range to
+ * the invalidation sinks, for caches that registered part of it. */
 #include "internal.h"
 
 #include <errno.h>

@@ -3,6 +3,7 @@
  * write(2); stats at exit. Runs on the first malloc, which may come before
  * any constructor (ld.so, libc start-up): nothing here allocates. */
 #include "internal.h"
+#include "ufd_monitor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -242,9 +243,24 @@ PA_HIDDEN void pa_write_stats(int fd) {
   pa_write_str(fd, line);
 }
 
+/* The userfaultfd monitor (ufd_monitor.h) only on request, and only from the
+ * constructor: starting it creates a thread, which allocates, so never from
+ * inside malloc. The memory hooks need nothing: they work before this runs. */
+static void uffd_start(void) {
+  const char* v = pa_getenv("PINARENA_UFFD");
+  if (v == NULL || strcmp(v, "1") != 0) return;
+  int rc = pa_ufd_start();
+  if (rc == 0) { if (pa_opts.verbose) pa_write_str(2, "pinarena: userfaultfd monitor started\n"); return; }
+  char n[24];
+  pa_write_str(2, "pinarena: PINARENA_UFFD=1 but userfaultfd is unavailable (errno ");
+  pa_write_str(2, pa_fmt_u64(n, (uint64_t)-rc));
+  pa_write_str(2, rc == -EPERM ? ": see vm.unprivileged_userfaultfd); hooks only\n" : "); hooks only\n");
+}
+
 __attribute__((constructor)) static void pa_ctor(void) {
   pa_ensure_init();
   pa_register_ready();             /* dlopen (verbs) is safe from here on */
+  uffd_start();
 }
 
 __attribute__((destructor)) static void pa_dtor(void) {

@@ -12,6 +12,7 @@
  * use, and a remote freer can always push onto that heap's `delayed` list.
  */
 #include "internal.h"
+#include "ufd_monitor.h"
 
 #include <string.h>
 #include <sys/mman.h>
@@ -138,6 +139,7 @@ static void fork_child(void) {
     abandoned = h;
   }
   pa_register_atfork_child();
+  pa_ufd_atfork_child();
 }
 
 PA_HIDDEN void pa_atfork_install(void) {

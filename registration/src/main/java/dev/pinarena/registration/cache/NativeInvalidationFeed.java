@@ -10,7 +10,8 @@ import java.nio.file.Path;
 
 /**
  * The C side's invalidation sinks ({@code bindings-c/src/ivset.h}) as seen from Java: the memory hooks of
- * {@code libpinarena-hooks.so} (later {@code libpinarena.so}) and its userfaultfd monitor post every
+ * the malloc shim {@code libpinarena.so} (or of the hooks-only {@code libpinarena-hooks.so}) and their
+ * userfaultfd monitor post every
  * munmap, mremap, mmap(MAP_FIXED), madvise(DONTNEED/FREE/REMOVE), brk shrink and shmdt into each open
  * sink, so a Java cache gets the same events as a C one.
  * <p>
@@ -21,7 +22,8 @@ import java.nio.file.Path;
  * nonzero ({@code PA_IV_DRAINING}) until {@link #drainDone()} (one more jnr call per drain round), so the
  * hit path never trusts the index while drained ranges are still being applied.
  * <p>
- * Run the JVM with {@code LD_PRELOAD=.../libpinarena-hooks.so} for the hooks to see the unmaps of native
+ * Run the JVM with {@code LD_PRELOAD=.../libpinarena.so} (or {@code libpinarena-hooks.so}) for the hooks to
+ * see the unmaps of native
  * libraries (and the JDK's own, e.g. {@code MappedByteBuffer} unmapping). Loaded without LD_PRELOAD the
  * library still works, but its hooks only see calls made into it directly ({@link #source()} says which).
  * Calls bound to libc by handle — jnr-ffi's {@code LibC}, hence {@code Linux.libc().munmap} — and raw
@@ -85,8 +87,9 @@ public final class NativeInvalidationFeed implements InvalidationFeed
     /**
      * Opens a sink in the hooks library of this process.
      *
-     * @param library path of {@code libpinarena-hooks.so}; null: the LD_PRELOAD entry naming
-     *                {@code libpinarena}, else the {@code pinarena.hooks} system property.
+     * @param library path of {@code libpinarena.so} or {@code libpinarena-hooks.so}; null: the first
+     *                LD_PRELOAD entry that is one of them (the first is the one whose hooks and sink table
+     *                the process uses), else the {@code pinarena.hooks} system property.
      * @return the feed.
      * @throws IllegalStateException if no library is found or every sink is taken.
      */
@@ -96,7 +99,8 @@ public final class NativeInvalidationFeed implements InvalidationFeed
         if (path == null || !Files.exists(Path.of(path)))
         {
             throw new IllegalStateException(
-                "libpinarena-hooks.so not found (" + path + "): preload it (LD_PRELOAD) or set -Dpinarena.hooks=PATH");
+                "libpinarena.so / libpinarena-hooks.so not found (" + path +
+                "): preload it (LD_PRELOAD) or set -Dpinarena.hooks=PATH");
         }
         final Hooks hooks = LibraryLoader.create(Hooks.class).load(path);
         final int sink = hooks.pa_iv_open();
@@ -121,18 +125,30 @@ public final class NativeInvalidationFeed implements InvalidationFeed
 
     static String locate()
     {
-        final String preload = System.getenv("LD_PRELOAD");
+        return locate(System.getenv("LD_PRELOAD"), System.getProperty("pinarena.hooks"));
+    }
+
+    /**
+     * @param preload  the LD_PRELOAD value (entries separated by ':' or spaces), or null.
+     * @param fallback returned when no entry names a library with the hooks.
+     * @return the first entry whose file name is {@code libpinarena.so} or {@code libpinarena-hooks.so}
+     * (optionally with a version suffix: {@code libpinarena.so.1}); other {@code libpinarena-*} libraries
+     * (e.g. the verbs loopback helper) carry no hooks.
+     */
+    static String locate(final String preload, final String fallback)
+    {
         if (preload != null)
         {
             for (final String entry : preload.split("[: ]"))
             {
-                if (entry.contains("libpinarena"))
+                final String name = entry.substring(entry.lastIndexOf('/') + 1);
+                if (name.startsWith("libpinarena.so") || name.startsWith("libpinarena-hooks.so"))
                 {
                     return entry;
                 }
             }
         }
-        return System.getProperty("pinarena.hooks");
+        return fallback;
     }
 
     public boolean pending()
