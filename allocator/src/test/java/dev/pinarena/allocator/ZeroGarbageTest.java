@@ -16,6 +16,7 @@ class ZeroGarbageTest
 {
     private static final int WARM_UP = 200_000; // past C2 compilation of the loop
     private static final int MEASURED = 100_000;
+    private static final int ROUNDS = 10;
 
     @Test
     void allocateAndFreeOfEverySizeKindAllocateNothing()
@@ -29,11 +30,19 @@ class ZeroGarbageTest
             for (final long size : new long[]{64, 4096, 64 * 1024, 1 << 20})
             {
                 cycle(arena, size, WARM_UP, buffer);
-                threads.getThreadAllocatedBytes(self);
-                final long before = threads.getThreadAllocatedBytes(self);
-                cycle(arena, size, MEASURED, buffer);
-                final long after = threads.getThreadAllocatedBytes(self);
-                assertEquals(0, after - before, "heap bytes allocated by " + MEASURED + " cycles of " + size + " B");
+                // A real per-operation allocation (16 bytes or more) shows in every round, at least
+                // MEASURED x 16 bytes; a JIT transition on a loaded machine (recompilation, deoptimization)
+                // can allocate a few bytes once. The steady state is the best round, and it must be 0.
+                long least = Long.MAX_VALUE;
+                for (int round = 0; round < ROUNDS && least != 0; round++)
+                {
+                    threads.getThreadAllocatedBytes(self);
+                    final long before = threads.getThreadAllocatedBytes(self);
+                    cycle(arena, size, MEASURED, buffer);
+                    least = Math.min(least, threads.getThreadAllocatedBytes(self) - before);
+                }
+                assertEquals(0, least, "heap bytes allocated by " + MEASURED + " cycles of " + size +
+                    " B (best of up to " + ROUNDS + " rounds)");
             }
             arena.close();
         }
