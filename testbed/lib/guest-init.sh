@@ -5,6 +5,7 @@
 # 9p share with mount tag "run" (mounted at /share here):
 #   in : job.sh   the command wrapper, run with bash inside the chroot
 #        cwd      the caller's working directory (one line)
+#        tmpbinds paths (one a line: the repository, the cwd) to show read-only when under /tmp
 #        mounts   "TAG PATH" lines: writable 9p shares to mount at PATH
 #   out: stdout, stderr   the command's output (appended, so the host can tail them live)
 #        status           the command's exit status, written once it has finished
@@ -65,14 +66,17 @@ mkdir -p /etc-rw
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tsoftroce\n::1\tlocalhost ip6-localhost ip6-loopback\n' > /etc-rw/hosts
 mount --bind /etc-rw/hosts /mnt/etc/hosts
 
-# A cwd under the host's /tmp: show it (read-only) at the same path.
-cwd=$(cat /share/cwd)
-case "$cwd" in
-    /tmp/*)
-        mkdir -p "/mnt$cwd"
-        [ -d "/oldtmp${cwd#/tmp}" ] && mount --bind "/oldtmp${cwd#/tmp}" "/mnt$cwd"
-        ;;
-esac
+# The repository and the cwd, when they are under the host's /tmp: show them (read-only) at the same
+# paths (the repository first: the cwd is usually inside it and then already visible).
+while read -r path; do
+    case "$path" in
+        /tmp/*)
+            [ -d "/mnt$path" ] && [ -n "$(ls -A "/mnt$path" 2>/dev/null)" ] && continue
+            mkdir -p "/mnt$path"
+            [ -d "/oldtmp${path#/tmp}" ] && mount --bind "/oldtmp${path#/tmp}" "/mnt$path"
+            ;;
+    esac
+done < /share/tmpbinds
 
 # Caller-requested writable directories, at the same path as on the host
 # (listed shortest path first, so nested ones end up on top).
