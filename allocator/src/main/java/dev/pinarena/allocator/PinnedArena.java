@@ -35,6 +35,11 @@ public final class PinnedArena implements AutoCloseable
 {
     /** Every how many slow-path pool visits a heap looks for dead threads' heaps to adopt. */
     static final int DEAD_THREAD_CHECK_INTERVAL = 64;
+    /**
+     * After how many slow-path heap lookups a thread claims the last-heap cache: at once would have threads
+     * that take turns rewrite the shared field on every operation.
+     */
+    static final int HEAP_CACHE_CLAIM_MISSES = 16;
 
     final SizeClasses classes;
     final PagePool pool;
@@ -44,11 +49,20 @@ public final class PinnedArena implements AutoCloseable
     private final Registrar registrar;
     private final ArenaConfig config;
     private final ArenaCapacity capacity;
+    /** {@code capacity.capBytes()}, one load less on every allocation. */
+    private final long capBytes;
     private final ChunkDirectory directory;
     private final long chunkSize;
     private final int granule;
     private final int classCount;
     private final ThreadLocal<ThreadHeap> heaps;
+    /**
+     * The heap of the thread that last claimed it (see {@link #heap()}): a plain field, read and written racily
+     * by every thread. A hit needs {@code lastHeap.creator == Thread.currentThread()}; {@code creator} is final,
+     * so whichever heap a thread reads here it sees that heap's true creator, and only the calling thread's own
+     * heap (the one its ThreadLocal holds) can match. A stale or foreign heap is just a miss.
+     */
+    private ThreadHeap lastHeap;
     /** Every heap ever made, live or adopted; guarded by the pool lock. */
     private final List<ThreadHeap> allHeaps = new ArrayList<>();
     private int heapArrivals;
@@ -66,7 +80,8 @@ public final class PinnedArena implements AutoCloseable
         this.capacity = config.capBytes() == ArenaConfig.CAP_FROM_HOST ?
             ArenaCapacity.ofHost(chunkSize) :
             new ArenaCapacity(config.capBytes(), chunkSize, "configured: " + config.capBytes() + " bytes");
-        if (capacity.capBytes() < chunkSize)
+        this.capBytes = capacity.capBytes();
+        if (capBytes < chunkSize)
         {
             throw new IllegalStateException("the arena cap allows not even one chunk: " + capacity.reason() +
                 " — raise ulimit -l, grant CAP_IPC_LOCK or reserve huge pages");
@@ -159,12 +174,12 @@ public final class PinnedArena implements AutoCloseable
         {
             throw new ArenaClosedException(0, "allocate(" + size + ") after the arena was closed");
         }
-        if (size <= 0 || size > capacity.capBytes())
+        if (size <= 0 || size > capBytes)
         {
             throw new InvalidSizeException(0, "cannot allocate " + size + " bytes: " +
-                (size <= 0 ? "size must be positive" : "larger than the arena cap of " + capacity.capBytes()));
+                (size <= 0 ? "size must be positive" : "larger than the arena cap of " + capBytes));
         }
-        final ThreadHeap heap = heaps.get();
+        final ThreadHeap heap = heap();
         if (size <= SizeClasses.MAX_SLAB_BLOCK)
         {
             int cls = classes.classOf(size);
@@ -193,6 +208,31 @@ public final class PinnedArena implements AutoCloseable
         heap.dedicatedAllocs++;
         heap.bytesAllocated += chunk.size;
         return chunk.base;
+    }
+
+    /**
+     * @return the calling thread's heap: from the last-heap cache if this thread claimed it, else from the
+     * ThreadLocal (creating it on the thread's first use).
+     */
+    private ThreadHeap heap()
+    {
+        final ThreadHeap cached = lastHeap;
+        if (cached != null && cached.creator == Thread.currentThread())
+        {
+            return cached;
+        }
+        return heapSlow(cached);
+    }
+
+    private ThreadHeap heapSlow(final ThreadHeap cached)
+    {
+        final ThreadHeap heap = heaps.get();
+        if (cached == null || ++heap.heapCacheMisses >= HEAP_CACHE_CLAIM_MISSES)
+        {
+            heap.heapCacheMisses = 0;
+            lastHeap = heap;
+        }
+        return heap;
     }
 
     private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages)
@@ -240,11 +280,14 @@ public final class PinnedArena implements AutoCloseable
             return;
         }
         final int page = chunk.pageOf(address);
-        switch (chunk.state(page))
+        final byte state = chunk.state(page);
+        if (state == ArenaChunk.SLAB)
         {
-            case ArenaChunk.SLAB:
-                freeBlock(chunk.slab(page), address);
-                return;
+            freeBlock(chunk.slab(page), address);
+            return;
+        }
+        switch (state)
+        {
             case ArenaChunk.RUN_HEAD:
                 freeRun(chunk, page, address);
                 return;
@@ -292,13 +335,12 @@ public final class PinnedArena implements AutoCloseable
         // Read before the bit is set: from then on the owner may collect the block, empty the slab and
         // release it, and the pool may reformat it for another class.
         final int cls = slab.cls;
-        final int blockSize = slab.blockSize;
         final int outcome = slab.markRemoteFree(index);
         if (outcome < 0)
         {
             throw doubleFree(address, slab);
         }
-        heaps.get().countRemoteFree(cls, blockSize);
+        heap().countRemoteFree(cls);
         if (outcome > 0)
         {
             // Read the owner after winning the pending flag: an adoption in between rehomed the slab, and
@@ -320,7 +362,7 @@ public final class PinnedArena implements AutoCloseable
         {
             zero(address, bytes);
         }
-        final ThreadHeap heap = heaps.get();
+        final ThreadHeap heap = heap();
         heap.runFrees++;
         heap.bytesFreed += bytes;
         if (heap.cacheRun(chunk.scope, address, pages))
@@ -349,7 +391,7 @@ public final class PinnedArena implements AutoCloseable
             throw new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
                 "): the dedicated " + chunk.size + "-byte buffer is already free (double free)");
         }
-        final ThreadHeap heap = heaps.get();
+        final ThreadHeap heap = heap();
         heap.dedicatedFrees++;
         heap.bytesFreed += chunk.size;
     }
@@ -616,6 +658,9 @@ public final class PinnedArena implements AutoCloseable
             for (int i = 0; i < classCount; i++)
             {
                 sizes[i] = classes.blockSize(i);
+                // Slab blocks are counted per class only (see ThreadHeap): their bytes follow exactly.
+                bytesAllocated += allocs[i] * sizes[i];
+                bytesFreed += frees[i] * sizes[i];
             }
             return new ArenaStats(
                 registrar.name(), pool.mappedBytes(), capacity.capBytes(), pool.chunkCount(false), pool.chunkCount(true),

@@ -40,6 +40,13 @@ final class ThreadHeap
 
     final PinnedArena arena;
     final int classCount;
+    /**
+     * The thread that created this heap, for life (unlike {@link #thread}, which an adoption rewrites). Final,
+     * so a thread that reads this heap through a racy reference (the arena's last-heap cache) still sees the
+     * value written here: {@code creator == Thread.currentThread()} proves that this is the calling thread's
+     * own heap, alive and never adopted.
+     */
+    final Thread creator;
     volatile Thread thread;
     /** Set once, under the pool lock, when a live heap adopts this one. */
     boolean adopted;
@@ -56,15 +63,20 @@ final class ThreadHeap
     final int[] runCacheCount;
     long runCacheBytes;
 
-    // Counters, written by the owner thread only.
+    // Counters, written by the owner thread only. Bytes of slab blocks are not counted here but derived from
+    // the per-class counts (times the class's block size) by PinnedArena.stats(): one store less per operation.
     final long[] classAllocs;
     final long[] classFrees;
     long runAllocs;
     long runFrees;
     long dedicatedAllocs;
     long dedicatedFrees;
+    /** Bytes of runs and dedicated chunks handed out (slab blocks excluded, see above). */
     long bytesAllocated;
+    /** Bytes of runs and dedicated chunks freed (slab blocks excluded, see above). */
     long bytesFreed;
+    /** Slow-path heap lookups by this thread since it last claimed the arena's last-heap cache. */
+    int heapCacheMisses;
     long crossThreadFreesSent;
     long crossThreadFreesCollected;
 
@@ -72,6 +84,7 @@ final class ThreadHeap
     {
         this.arena = arena;
         this.classCount = classCount;
+        this.creator = thread;
         this.thread = thread;
         current = new Slab[BufferScope.COUNT * classCount];
         partialHead = new Slab[BufferScope.COUNT * classCount];
@@ -97,7 +110,6 @@ final class ThreadHeap
             address = refill(slot, cls).allocate();
         }
         classAllocs[cls]++;
-        bytesAllocated += arena.classes.blockSize(cls);
         return address;
     }
 
@@ -116,17 +128,15 @@ final class ThreadHeap
         }
         slab.freeLocal(index);
         classFrees[slab.cls]++;
-        bytesFreed += slab.blockSize;
         afterFree(slab);
     }
 
     /**
      * Any thread: the bookkeeping of a cross-thread free this heap's thread made.
      */
-    void countRemoteFree(final int cls, final int blockSize)
+    void countRemoteFree(final int cls)
     {
         classFrees[cls]++;
-        bytesFreed += blockSize;
         crossThreadFreesSent++;
     }
 
