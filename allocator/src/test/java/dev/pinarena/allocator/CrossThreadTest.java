@@ -1,8 +1,5 @@
 package dev.pinarena.allocator;
 
-import dev.pinarena.registration.uring.IoUringRegistrar;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashSet;
@@ -14,25 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Frees from other threads go back to the owner; heaps of dead threads are adopted, never lost.
  */
-class CrossThreadTest
+class CrossThreadTest extends ArenaFixture
 {
-    private IoUringRegistrar registrar;
-    private PinnedArena arena;
-
-    @BeforeEach
-    void open()
-    {
-        registrar = TestArenas.registrar();
-        arena = PinnedArena.open(registrar, TestArenas.config(64L << 20));
-    }
-
-    @AfterEach
-    void close()
-    {
-        arena.close(true);
-        registrar.close();
-    }
-
     @Test
     void blocksFreedByAnotherThreadAreReusedByTheOwner() throws Exception
     {

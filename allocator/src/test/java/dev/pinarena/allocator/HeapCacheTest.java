@@ -1,8 +1,5 @@
 package dev.pinarena.allocator;
 
-import dev.pinarena.registration.uring.IoUringRegistrar;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.SynchronousQueue;
@@ -13,25 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * The arena's last-heap cache never hands one thread another thread's heap, and the byte counts derived from
  * the per-class counters stay exact.
  */
-class HeapCacheTest
+class HeapCacheTest extends ArenaFixture
 {
-    private IoUringRegistrar registrar;
-    private PinnedArena arena;
-
-    @BeforeEach
-    void open()
-    {
-        registrar = TestArenas.registrar();
-        arena = PinnedArena.open(registrar, TestArenas.config(64L << 20));
-    }
-
-    @AfterEach
-    void close()
-    {
-        arena.close(true);
-        registrar.close();
-    }
-
     @Test
     void threadsTakingTurnsEachUseTheirOwnHeap() throws Exception
     {

@@ -1,10 +1,7 @@
 package dev.pinarena.allocator;
 
 import dev.pinarena.registration.Access;
-import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,25 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Remote buffers live in chunks registered with remote rights, apart from local ones, and are zeroed on free.
  */
-class RemoteScopeTest
+class RemoteScopeTest extends ArenaFixture
 {
-    private IoUringRegistrar registrar;
-    private PinnedArena arena;
-
-    @BeforeEach
-    void open()
-    {
-        registrar = TestArenas.registrar();
-        arena = PinnedArena.open(registrar, TestArenas.config(64L << 20));
-    }
-
-    @AfterEach
-    void close()
-    {
-        arena.close(true);
-        registrar.close();
-    }
-
     @Test
     void remoteAndLocalBuffersNeverShareAChunkOrARegion()
     {

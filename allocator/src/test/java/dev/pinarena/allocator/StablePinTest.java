@@ -3,10 +3,7 @@ package dev.pinarena.allocator;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.os.PageMap;
 import dev.pinarena.registration.uring.FixedBufferProbe;
-import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -22,26 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * registration count does not move after warm-up, and what the kernel sends through the registration is
  * what was just written.
  */
-class StablePinTest
+class StablePinTest extends ArenaFixture
 {
     private static final long[] SIZES = {64, 4096, 64 * 1024, 1 << 20, 6L << 20};
-
-    private IoUringRegistrar registrar;
-    private PinnedArena arena;
-
-    @BeforeEach
-    void open()
-    {
-        registrar = TestArenas.registrar();
-        arena = PinnedArena.open(registrar, TestArenas.config(64L << 20));
-    }
-
-    @AfterEach
-    void close()
-    {
-        arena.close(true);
-        registrar.close();
-    }
 
     @Test
     void sameAddressSameFramesAndConstantRegistrationsAcrossCycles()
