@@ -227,6 +227,7 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
     b->next = s->free;
     s->free = b;
     --s->used;
+    h->n_collected++;
     pa_free_local_slow(h, s);
     b = next;
   }
