@@ -13,12 +13,13 @@ PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
    Fast path
 --------------------------------------------------------------------------- */
 
-static inline void* span_pop(pa_heap_t* h, pa_span_t* s) {
+/* No malloc counter here: the count of small mallocs is derived from
+ * `used` (see pa_heap_t, pa_small_counts). */
+static inline void* span_pop(pa_span_t* s) {
   pa_block_t* b = s->free;
   s->free = b->next;
   s->used++;
   pa_bit_set(s, b);                      /* handed out (metadata only: the block stays untouched) */
-  h->n_malloc++;
   return b;
 }
 
@@ -30,7 +31,7 @@ PA_HIDDEN void* pa_malloc(size_t n) {
   pa_heap_t* h = pa_heap;
   if (likely(n <= 1024)) {
     pa_span_t* s = h->cur[pa_class_1k[(n + 15) >> 4]];
-    if (likely(s->free != NULL)) return span_pop(h, s);
+    if (likely(s->free != NULL)) return span_pop(s);
   }
   return pa_malloc_generic(h, n);
 }
@@ -59,6 +60,7 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   tail->next = s->free;
   s->free = head;
   s->used -= (uint32_t)n;
+  s->heap->n_collected += n;       /* the owner's own heap: owner only */
   return n;
 }
 
@@ -170,7 +172,7 @@ PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(pa_heap_t* h, size_t n) {
     s = span_find(h, cls);
     if (s == NULL) return NULL;
   }
-  return span_pop(h, s);
+  return span_pop(s);
 }
 
 /* ---------------------------------------------------------------------------
@@ -215,7 +217,7 @@ PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align) {
         if (s->free == NULL) s = span_find(h, cls);
         if (s == NULL) return NULL;
       }
-      return span_pop(h, s);
+      return span_pop(s);
     }
   }
   return malloc_large(n, align);

@@ -53,10 +53,7 @@ PA_API size_t pinarena_trim(void) {
 
 PA_API int pinarena_get_stats(pinarena_stats_t* s) {
   memset(s, 0, sizeof(*s));
-  for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) {
-    s->small_mallocs += h->n_malloc; s->small_frees += h->n_free; s->remote_frees += h->n_remote;
-  }
-  s->remote_frees += pa_heap_empty.n_remote;
+  pa_small_counts(&s->small_mallocs, &s->small_frees, &s->remote_frees);
   s->large_allocs = atomic_load(&pa_gstats.large_allocs);
   s->huge_allocs = atomic_load(&pa_gstats.huge_allocs);
   s->chunks = atomic_load(&pa_gstats.chunks);

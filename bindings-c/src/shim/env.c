@@ -217,9 +217,8 @@ PA_HIDDEN void pa_write_stats(int fd) {
   char exe[256];
   ssize_t en = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[en > 0 ? en : 0] = 0;
-  uint64_t mallocs = 0, frees = 0, remote = 0;
-  for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) { mallocs += h->n_malloc; frees += h->n_free; remote += h->n_remote; }
-  remote += pa_heap_empty.n_remote;
+  uint64_t mallocs, frees, remote;
+  pa_small_counts(&mallocs, &frees, &remote);
   char* p = put(line, "pinarena:");
   p = put_kv(p, "pid", (uint64_t)getpid());
   p = put(p, " exe="); p = put(p, exe);

@@ -191,8 +191,11 @@ PA_HIDDEN void pa_free(void* p) {
   uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   /* t == 0 (not ours, NULL included) or a huge chunk: one compare */
   if (unlikely((uint8_t)(t - 1) >= PA_TABLE_HUGE - 1)) { free_generic(p); return; }
-  pa_chunk* c = (pa_chunk*)(a & ~(((uintptr_t)1 << t) - 1));
-  pa_span_t* s = &c->spans[(a - (uintptr_t)c) >> PA_SLICE_SHIFT];
+  uintptr_t c = a & ((uintptr_t)-1 << t);
+  /* &c->spans[(a - c) >> PA_SLICE_SHIFT], the shift and the scaling folded
+     into one shift and a mask */
+  _Static_assert(sizeof(pa_span_t) == 128, "span descriptor: 128 bytes");
+  pa_span_t* s = (pa_span_t*)((char*)((pa_chunk*)c)->spans + (((a - c) >> (PA_SLICE_SHIFT - 7)) & ~(uintptr_t)127));
   /* intact check word and kind SMALL in one compare; tails of multi-slice
      spans, large spans and damaged headers all go the generic way */
   if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
@@ -227,6 +230,7 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
     b->next = s->free;
     s->free = b;
     --s->used;
+    h->n_collected++;
     pa_free_local_slow(h, s);
     b = next;
   }

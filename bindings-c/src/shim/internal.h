@@ -154,7 +154,13 @@ typedef struct pa_heap_s {
   pa_span_t*         qlast[PA_NCLASS];  /* ... and the last: spans back from the full list queue up here */
   pa_span_t*         full;              /* spans with no room (thread_free tagged DELAYED) */
   _Atomic(pa_block_t*) delayed;         /* blocks freed by others into full spans */
-  uint64_t           n_malloc, n_free, n_remote;
+  /* Statistics, exact but kept off the malloc fast path (pa_small_counts):
+     small mallocs = n_free + n_collected + the blocks still out (the sum of
+     `used` over all small spans), since `used` goes up once per small malloc
+     and down once per block coming back, either through a local free
+     (n_free, on the free fast path) or when the owner takes remote frees in
+     (n_collected, slow path only: pa_span_collect, delayed blocks). */
+  uint64_t           n_free, n_collected, n_remote;
   struct pa_heap_s*  next_all;
   struct pa_heap_s*  next_abandoned;
   int                live;              /* owned by a thread */
@@ -303,6 +309,7 @@ PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align);
 PA_HIDDEN void  pa_huge_release(pa_chunk* c);
 PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s);
+PA_HIDDEN void  pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* remote);
 
 /* heap.c */
 PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);
