@@ -19,7 +19,7 @@ TEST(rc_hooks_are_interposing) {
 
 TEST(rc_hit_after_miss_and_contained_request) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "miss");
   trc_expect(t, p + 4096, 8192, 'A', "contained hit");
   trc_expect(t, p + 100, 10, 'A', "unaligned hit");
@@ -32,11 +32,11 @@ TEST(rc_hit_after_miss_and_contained_request) {
 /* The seed scenario through hooks: munmap -> mmap returns the same address. */
 TEST(rc_free_then_map_same_address_via_hooks) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   CHECK(munmap(p, LEN) == 0, "munmap");
-  char* q = trc_map(NULL, LEN, 'B');
-  if (q != p) { munmap(q, LEN); q = trc_map(p, LEN, 'B'); }
+  char* q = map_at(NULL, LEN, 'B');
+  if (q != p) { munmap(q, LEN); q = map_at(p, LEN, 'B'); }
   trc_expect(t, q, LEN, 'B', "same address, new pages");
   pa_rc_stats_t s = trc_stats(t);
   CHECK(s.misses == 2 && s.invalidations == 1, "misses %llu invalidations %llu",
@@ -71,12 +71,12 @@ TEST(rc_glibc_free_malloc_missed_by_hooks_caught_by_verify) {
 
 TEST(rc_munmap_middle_of_overlapping_in_use_regions) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, 12 * PG, 'A');
+  char* p = map_at(NULL, 12 * PG, 'A');
   pa_rc_region_t* r1 = trc_get(t, p, 8 * PG);              /* held: not merged */
   pa_rc_region_t* r2 = trc_get(t, p + 4 * PG, 8 * PG);
   CHECK(r1 != r2 && trc_stats(t).regions == 2, "two overlapping regions");
   CHECK(munmap(p + 5 * PG, 2 * PG) == 0, "munmap");
-  trc_map(p + 5 * PG, 2 * PG, 'B');                         /* new pages in the hole */
+  map_at(p + 5 * PG, 2 * PG, 'B');                         /* new pages in the hole */
   memset(p, 'B', 12 * PG);
   pa_rc_flush(&t->c);                                       /* a cache call: drains the queued ranges */
   pa_rc_stats_t s = trc_stats(t);
@@ -93,7 +93,7 @@ TEST(rc_munmap_middle_of_overlapping_in_use_regions) {
 
 TEST(rc_munmap_whole_region) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   munmap(p, LEN);
   CHECK(trc_stats(t).regions == 1, "nothing deregistered inside the hook");
@@ -105,7 +105,7 @@ TEST(rc_munmap_whole_region) {
 
 TEST(rc_mremap_grow_shrink_move) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, 4 * PG, 'A');
+  char* p = map_at(NULL, 4 * PG, 'A');
   /* reserve room so growing in place is possible */
   munmap(p + 4 * PG, 0);
   trc_expect(t, p, 4 * PG, 'A', "first");
@@ -115,14 +115,14 @@ TEST(rc_mremap_grow_shrink_move) {
   trc_expect(t, g, 8 * PG, 'G', "grown");
   char* s = mremap(g, 8 * PG, 2 * PG, 0);
   CHECK(s == g, "mremap shrink");
-  char* tail = trc_map(g + 2 * PG, 2 * PG, 'T');             /* new pages where the tail was */
+  char* tail = map_at(g + 2 * PG, 2 * PG, 'T');             /* new pages where the tail was */
   memset(s, 'S', 2 * PG);
   trc_expect(t, s, 2 * PG, 'S', "shrunk");
   trc_expect(t, tail, 2 * PG, 'T', "old tail, new pages");
-  char* dst = trc_map(NULL, 2 * PG, 'x');
+  char* dst = map_at(NULL, 2 * PG, 'x');
   char* m = mremap(s, 2 * PG, 2 * PG, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
   CHECK(m == dst, "mremap move");
-  trc_map(s, 2 * PG, 'N');                                  /* the old address gets new pages */
+  map_at(s, 2 * PG, 'N');                                  /* the old address gets new pages */
   trc_expect(t, s, 2 * PG, 'N', "old address after move");
   trc_expect(t, m, 2 * PG, 'S', "moved pages at their new address");
   NOTE("invalidations %llu", (unsigned long long)trc_stats(t).invalidations);
@@ -130,16 +130,16 @@ TEST(rc_mremap_grow_shrink_move) {
 
 TEST(rc_mmap_fixed_over_registered) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
-  trc_map_over(p + LEN / 4, LEN / 2, 'F');                  /* over live pages: one atomic call */
+  map_over(p + LEN / 4, LEN / 2, 'F');                  /* over live pages: one atomic call */
   memset(p, 'F', LEN);
   trc_expect(t, p, LEN, 'F', "after MAP_FIXED");
 }
 
 TEST(rc_madvise_dontneed) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   CHECK(madvise(p, LEN, MADV_DONTNEED) == 0, "madvise");
   memset(p, 'Z', LEN);                                      /* faults in new zero pages */
@@ -167,7 +167,7 @@ TEST(rc_brk_shrink) {
 
 TEST(rc_fork_parent_registration_stays_valid) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "before fork");
   pid_t pid = fork();
   if (pid == 0) {                     /* child: its own copy; unmapping it touches no parent state */
@@ -185,7 +185,7 @@ TEST(rc_fork_parent_registration_stays_valid) {
 
 TEST(rc_overlap_merge_and_in_use) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, 16 * PG, 'A');
+  char* p = map_at(NULL, 16 * PG, 'A');
   trc_expect(t, p, 4 * PG, 'A', "a");
   trc_expect(t, p + 2 * PG, 4 * PG, 'A', "overlapping b");   /* merges with idle a */
   pa_rc_stats_t s = trc_stats(t);
@@ -209,7 +209,7 @@ TEST(rc_registration_failure_leaves_nothing) {
   int rc = pa_rc_get(&t->c, p, LEN, 1, &r);
   CHECK(rc == -EFAULT, "PROT_NONE registration should fail with EFAULT, got %d", rc);
   t->fail_next = EIO;
-  char* q = trc_map(NULL, LEN, 'A');
+  char* q = map_at(NULL, LEN, 'A');
   CHECK_ERR(pa_rc_get(&t->c, q, LEN, 1, &r), EIO);
   pa_rc_stats_t s = trc_stats(t);
   CHECK(s.regions == 0 && s.bytes_pinned == 0 && s.misses == 2, "nothing cached");
@@ -218,11 +218,11 @@ TEST(rc_registration_failure_leaves_nothing) {
 
 TEST(rc_free_while_in_use) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   uint64_t pin0 = tu_status_kb("VmPin");
   pa_rc_region_t* r = trc_get(t, p, LEN);
   munmap(p, LEN);
-  trc_map(p, LEN, 'B');
+  map_at(p, LEN, 'B');
   pa_rc_region_t* r2 = trc_get(t, p, LEN);                  /* drains: r invalid, still in use */
   CHECK(r2 != r, "a new region for the new pages");
   CHECK(trc_send(t, r, p, LEN, 'A') == LEN, "the in-flight region still pins (and sends) the old pages");
@@ -238,7 +238,7 @@ TEST(rc_free_while_in_use) {
 TEST(rc_count_and_size_limits_protect_in_use) {
   pa_rc_config_t cfg = { .max_regions = 4, .max_bytes = 6 * PG, .no_merge = 1 };
   trc_t* t = trc_open(&cfg);
-  char* p = trc_map(NULL, 32 * PG, 'A');
+  char* p = map_at(NULL, 32 * PG, 'A');
   pa_rc_region_t* h[4];
   for (int i = 0; i < 4; i++) h[i] = trc_get(t, p + (size_t)i * 2 * PG, PG);   /* 4 regions, in use */
   pa_rc_region_t* r = NULL;
@@ -274,7 +274,7 @@ TEST(rc_memlock_exhaustion_evicts_and_retries) {
   struct rlimit { unsigned long cur, max; } rl = { 8 * PA_MiB, 8 * PA_MiB };
   CHECK(syscall(SYS_setrlimit, 8 /* RLIMIT_MEMLOCK */, &rl) == 0, "setrlimit");
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, 32 * PA_MiB, 'A');
+  char* p = map_at(NULL, 32 * PA_MiB, 'A');
   for (int round = 0; round < 2; round++)
     for (int i = 0; i < 16; i++) {                          /* 32 MiB of 2 MiB buffers through an 8 MiB limit */
       char* b = p + (size_t)i * 2 * PA_MiB;
@@ -299,7 +299,7 @@ TEST(rc_memlock_exhaustion_evicts_and_retries) {
 
 TEST(rc_40000_unmap_cycles_keep_the_set_bounded) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   int maxq = 0;
   for (int i = 0; i < 40000; i++) {
@@ -307,7 +307,7 @@ TEST(rc_40000_unmap_cycles_keep_the_set_bounded) {
     char* q = mmap(NULL, PG * (1 + i % 3), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     munmap(q, PG * (1 + i % 3));
     munmap(p + off, PG);
-    trc_map(p + off, PG, 'A');
+    map_at(p + off, PG, 'A');
     int q2 = pa_iv_queued(t->c.sink);
     if (q2 > maxq) maxq = q2;
   }
@@ -384,7 +384,7 @@ static void* mt_unmapper(void* arg) {
 TEST(rc_threads_register_while_others_unmap) {
   static mt_t m;
   m.t = trc_open(NULL);
-  m.base = trc_map(NULL, NBUF * 4 * PG, 'x');
+  m.base = map_at(NULL, NBUF * 4 * PG, 'x');
   for (int i = 0; i < NBUF; i++) pthread_mutex_init(&m.buf_mu[i], NULL);
   pthread_mutex_init(&m.ring_mu, NULL);
   pthread_t w[3], u;

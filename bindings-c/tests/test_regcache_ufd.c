@@ -40,19 +40,19 @@ TEST(rc_ufd_glibc_free_malloc_same_address) {
 
 TEST(rc_ufd_raw_munmap_madvise_mremap_brk) {
   trc_t* t = ufd_open();
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   CHECK(syscall(SYS_madvise, p, LEN, MADV_DONTNEED) == 0, "madvise");
   memset(p, 'D', LEN);
   trc_expect(t, p, LEN, 'D', "after raw madvise(DONTNEED)");
   CHECK(syscall(SYS_munmap, p + PG, PG) == 0, "munmap");
-  trc_map(p + PG, PG, 'D');
+  map_at(p + PG, PG, 'D');
   trc_expect(t, p, LEN, 'D', "after raw munmap of one page");
-  char* m = trc_map(NULL, LEN, 'M');                        /* one VMA, as mremap needs */
+  char* m = map_at(NULL, LEN, 'M');                        /* one VMA, as mremap needs */
   trc_expect(t, m, LEN, 'M', "before mremap");
-  char* dst = trc_map(NULL, LEN, 'x');
+  char* dst = map_at(NULL, LEN, 'x');
   CHECK((char*)syscall(SYS_mremap, m, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == dst, "mremap");
-  trc_map(m, LEN, 'N');
+  map_at(m, LEN, 'N');
   trc_expect(t, m, LEN, 'N', "old address after raw mremap move");
   trc_expect(t, dst, LEN, 'M', "moved pages");
   /* brk shrink by raw syscall */
@@ -73,7 +73,7 @@ TEST(rc_ufd_raw_munmap_madvise_mremap_brk) {
 
 TEST(rc_ufd_fork_child_unmap_does_not_block) {
   trc_t* t = ufd_open();
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   pid_t pid = fork();
   if (pid == 0) {                            /* no monitor in the child; its VMAs lost the uffd */

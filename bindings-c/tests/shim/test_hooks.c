@@ -28,7 +28,7 @@ TEST(hooks_shim_is_the_interposer_and_owns_the_sinks) {
 
 TEST(hooks_shim_munmap_then_new_pages_at_same_address) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   CHECK(munmap(p, LEN) == 0, "munmap");
   /* raw: only the munmap hook may have told the cache */
@@ -43,7 +43,7 @@ TEST(hooks_shim_munmap_then_new_pages_at_same_address) {
 
 TEST(hooks_shim_madvise_dontneed) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   trc_expect(t, p, LEN, 'A', "first");
   CHECK(madvise(p, LEN, MADV_DONTNEED) == 0, "madvise");
   memset(p, 'Z', LEN);
@@ -53,7 +53,7 @@ TEST(hooks_shim_madvise_dontneed) {
 
 TEST(hooks_shim_mremap_shrink_and_move) {
   trc_t* t = trc_open(NULL);
-  char* p = trc_map(NULL, 4 * PG, 'A');
+  char* p = map_at(NULL, 4 * PG, 'A');
   trc_expect(t, p, 4 * PG, 'A', "first");
   CHECK(mremap(p, 4 * PG, 2 * PG, 0) == p, "mremap shrink");
   char* tail = (char*)syscall(SYS_mmap, p + 2 * PG, 2 * PG, PROT_READ | PROT_WRITE,
@@ -61,7 +61,7 @@ TEST(hooks_shim_mremap_shrink_and_move) {
   CHECK(tail == p + 2 * PG, "raw remap of the tail");
   memset(tail, 'T', 2 * PG);
   trc_expect(t, tail, 2 * PG, 'T', "old tail, new pages");
-  char* dst = trc_map(NULL, 2 * PG, 'x');
+  char* dst = map_at(NULL, 2 * PG, 'x');
   CHECK(mremap(p, 2 * PG, 2 * PG, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == dst, "mremap move");
   CHECK(syscall(SYS_mmap, p, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == (long)p,
         "raw remap of the old address");
@@ -117,7 +117,7 @@ TEST(hooks_shim_pinarena_cache_api_sees_munmap) {
   pinarena_cache_ops_t ops = { &t, pc_reg, pc_dereg };
   pinarena_cache_t* c = NULL;
   CHECK_OK("pinarena_cache_open", pinarena_cache_open(&ops, 0, 0, 0, &c));
-  char* p = trc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   const pinarena_cache_region_t* r = NULL;
   CHECK_OK("get", pinarena_cache_get(c, p, LEN, 1, &r));
   CHECK(r->addr <= (uintptr_t)p && r->addr + r->length >= (uintptr_t)p + LEN, "contains");

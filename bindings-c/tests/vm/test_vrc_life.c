@@ -10,7 +10,7 @@
 
 TEST(vrc_fork_parent_registration_stays_valid) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   vrc_expect(t, p, LEN, "before fork");
   pid_t pid = fork();
   if (pid == 0) {                      /* the child writes and unmaps its copy */
@@ -28,7 +28,7 @@ TEST(vrc_fork_parent_registration_stays_valid) {
 
 TEST(vrc_overlap_merge_and_in_use) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, 16 * PG, 'A');
+  char* p = map_at(NULL, 16 * PG, 'A');
   vrc_expect(t, p, 4 * PG, "a");
   vrc_expect(t, p + 2 * PG, 4 * PG, "overlapping b (merges with idle a)");
   pa_rc_stats_t s = vrc_stats(t);
@@ -54,7 +54,7 @@ TEST(vrc_registration_failure_leaves_nothing) {
   NOTE("ibv_reg_mr of PROT_NONE memory: %s", rc ? pa_errno_name(-rc) : "ok");
   CHECK(rc == -EFAULT || rc == -EPERM, "PROT_NONE registration should fail, got %d", rc);
   t->fail_next = EIO;
-  char* q = vrc_map(NULL, LEN, 'A');
+  char* q = map_at(NULL, LEN, 'A');
   CHECK_ERR(pa_rc_get(&t->c, q, LEN, IBV_ACCESS_LOCAL_WRITE, &r), EIO);
   pa_rc_stats_t s = vrc_stats(t);
   CHECK(s.regions == 0 && s.bytes_pinned == 0 && s.misses == 2 && t->regs == 0, "nothing cached");
@@ -63,11 +63,11 @@ TEST(vrc_registration_failure_leaves_nothing) {
 
 TEST(vrc_free_while_in_use) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   uint64_t pin0 = tu_status_kb("VmPin");
   pa_rc_region_t* r = vrc_get(t, p, LEN);
   munmap(p, LEN);
-  vrc_map(p, LEN, 'B');
+  map_at(p, LEN, 'B');
   pa_rc_region_t* r2 = vrc_get(t, p, LEN);                   /* drains: r invalid, still in use */
   CHECK(r2 != r, "a new region for the new pages");
   CHECK(vrc_send(t, r, p, LEN) == 0 && tu_count(t->dst, LEN, 'A') == LEN,

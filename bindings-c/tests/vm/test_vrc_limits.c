@@ -8,7 +8,7 @@
 TEST(vrc_count_and_size_limits_protect_in_use) {
   pa_rc_config_t cfg = { .max_regions = 4, .max_bytes = 6 * PG, .no_merge = 1 };
   vrc_t* t = vrc_open(&cfg);
-  char* p = vrc_map(NULL, 32 * PG, 'A');
+  char* p = map_at(NULL, 32 * PG, 'A');
   pa_rc_region_t* h[4];
   for (int i = 0; i < 4; i++) h[i] = vrc_get(t, p + (size_t)i * 2 * PG, PG);   /* 4 regions, in use */
   pa_rc_region_t* r = NULL;
@@ -34,7 +34,7 @@ TEST(vrc_memlock_exhaustion_evicts_and_retries) {
   struct rlimit rl = { 8 * PA_MiB, 8 * PA_MiB };
   CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0, "setrlimit");
   vrc_t* t = vrc_open_dst(NULL, 1 * PA_MiB);                 /* the destination MR counts too: 1 MiB */
-  char* p = vrc_map(NULL, 32 * PA_MiB, 'A');
+  char* p = map_at(NULL, 32 * PA_MiB, 'A');
   for (int round = 0; round < 2; round++)
     for (int i = 0; i < 16; i++) {                           /* 32 MiB of 2 MiB buffers through 8 MiB */
       char* b = p + (size_t)i * 2 * PA_MiB;

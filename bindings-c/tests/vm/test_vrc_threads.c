@@ -60,7 +60,7 @@ static void* unmapper(void* arg) {
 TEST(vrc_threads_register_while_others_unmap) {
   static mt_t m;
   m.t = vrc_open(NULL);
-  m.base = vrc_map(NULL, NBUF * 4 * PG, 'x');
+  m.base = map_at(NULL, NBUF * 4 * PG, 'x');
   for (int i = 0; i < NBUF; i++) pthread_mutex_init(&m.buf_mu[i], NULL);
   pthread_t w[3], u;
   pthread_create(&u, NULL, unmapper, &m);

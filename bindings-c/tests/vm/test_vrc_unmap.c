@@ -79,12 +79,12 @@ TEST(vrc_glibc_free_malloc_same_address_verify) {
 
 TEST(vrc_munmap_whole_region_then_map_same_address) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   vrc_expect(t, p, LEN, "first");
   CHECK(munmap(p, LEN) == 0, "munmap");
   pa_rc_region_t* r = NULL;
   CHECK_ERR(pa_rc_get(&t->c, p, LEN, IBV_ACCESS_LOCAL_WRITE, &r), EFAULT);   /* drained; nothing mapped */
-  vrc_map(p, LEN, 'B');
+  map_at(p, LEN, 'B');
   vrc_expect(t, p, LEN, "same address, new pages");
   pa_rc_stats_t s = vrc_stats(t);
   CHECK(s.invalidations == 1 && s.regions == 1, "invalidations %llu regions %llu",
@@ -93,12 +93,12 @@ TEST(vrc_munmap_whole_region_then_map_same_address) {
 
 TEST(vrc_munmap_middle_of_overlapping_in_use_regions) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, 12 * PG, 'A');
+  char* p = map_at(NULL, 12 * PG, 'A');
   pa_rc_region_t* r1 = vrc_get(t, p, 8 * PG);               /* held: not merged */
   pa_rc_region_t* r2 = vrc_get(t, p + 4 * PG, 8 * PG);
   CHECK(r1 != r2 && vrc_stats(t).regions == 2, "two overlapping regions");
   CHECK(munmap(p + 5 * PG, 2 * PG) == 0, "munmap");
-  vrc_map(p + 5 * PG, 2 * PG, 'B');
+  map_at(p + 5 * PG, 2 * PG, 'B');
   memset(p, 'B', 12 * PG);
   pa_rc_flush(&t->c);                                        /* a cache call: drains */
   pa_rc_stats_t s = vrc_stats(t);
@@ -114,7 +114,7 @@ TEST(vrc_munmap_middle_of_overlapping_in_use_regions) {
 
 TEST(vrc_mremap_grow_shrink_move) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, 4 * PG, 'A');
+  char* p = map_at(NULL, 4 * PG, 'A');
   vrc_expect(t, p, 4 * PG, "first");
   char* g = mremap(p, 4 * PG, 8 * PG, MREMAP_MAYMOVE);
   CHECK(g != MAP_FAILED, "mremap grow");
@@ -122,14 +122,14 @@ TEST(vrc_mremap_grow_shrink_move) {
   vrc_expect(t, g, 8 * PG, "grown");
   char* s = mremap(g, 8 * PG, 2 * PG, 0);
   CHECK(s == g, "mremap shrink");
-  char* tail = vrc_map(g + 2 * PG, 2 * PG, 'T');             /* new pages where the tail was */
+  char* tail = map_at(g + 2 * PG, 2 * PG, 'T');             /* new pages where the tail was */
   memset(s, 'S', 2 * PG);
   vrc_expect(t, s, 2 * PG, "shrunk");
   vrc_expect(t, tail, 2 * PG, "old tail, new pages");
-  char* dst = vrc_map(NULL, 2 * PG, 'x');
+  char* dst = map_at(NULL, 2 * PG, 'x');
   char* m = mremap(s, 2 * PG, 2 * PG, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
   CHECK(m == dst, "mremap move");
-  vrc_map(s, 2 * PG, 'N');                                   /* the old address gets new pages */
+  map_at(s, 2 * PG, 'N');                                   /* the old address gets new pages */
   vrc_expect(t, s, 2 * PG, "old address after move");
   vrc_expect(t, m, 2 * PG, "moved pages at their new address");
   NOTE("invalidations %llu", (unsigned long long)vrc_stats(t).invalidations);
@@ -137,16 +137,16 @@ TEST(vrc_mremap_grow_shrink_move) {
 
 TEST(vrc_mmap_fixed_over_registered) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   vrc_expect(t, p, LEN, "first");
-  vrc_map_over(p + LEN / 4, LEN / 2, 'F');                   /* over live pages: one atomic call */
+  map_over(p + LEN / 4, LEN / 2, 'F');                   /* over live pages: one atomic call */
   vrc_expect(t, p, LEN, "after MAP_FIXED over the middle");
   CHECK(vrc_stats(t).invalidations == 1, "one invalidation");
 }
 
 TEST(vrc_madvise_dontneed) {
   vrc_t* t = vrc_open(NULL);
-  char* p = vrc_map(NULL, LEN, 'A');
+  char* p = map_at(NULL, LEN, 'A');
   vrc_expect(t, p, LEN, "first");
   CHECK(madvise(p, LEN, MADV_DONTNEED) == 0, "madvise");
   memset(p, 'Z', LEN);                                       /* faults in new pages */

@@ -91,26 +91,6 @@ pa_rc_stats_t vrc_stats(vrc_t* t) {
   return s;
 }
 
-void* vrc_map(void* at, size_t len, unsigned char fill) {
-  void* p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED_NOREPLACE : 0), -1, 0);
-  if (at && p != at) {
-    int e = errno;
-    if (p != MAP_FAILED) munmap(p, len);                    /* a kernel without NOREPLACE took it as a hint */
-    CHECK(p == at, "re-map of the hole at %p (+%zu): %s — another mapping took the hole after the unmap "
-          "(not clobbering it)", at, len, p == MAP_FAILED ? pa_errno_name(e) : "placed elsewhere");
-  }
-  CHECK(p != MAP_FAILED, "mmap: %s", pa_errno_name(errno));
-  memset(p, fill, len);
-  return p;
-}
-
-void* vrc_map_over(void* at, size_t len, unsigned char fill) {
-  void* p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-  CHECK(p == at, "mmap(MAP_FIXED) over %p: %s", at, pa_errno_name(errno));
-  memset(p, fill, len);
-  return p;
-}
-
 void vrc_drop_ipc_lock(void) {
   struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
   struct { uint32_t eff, perm, inh; } d[2];

@@ -9,6 +9,7 @@
 #define PA_TEST_VRC_H
 
 #include "util.h"
+#include "map_at.h"
 #include "regcache.h"
 #include "ivset.h"
 #include "memhooks.h"
@@ -49,20 +50,6 @@ size_t vrc_send(vrc_t* t, const pa_rc_region_t* r, const void* a, size_t len);
 /* get + send + put; every byte must be current. */
 void vrc_expect(vrc_t* t, const void* a, size_t len, const char* what);
 pa_rc_stats_t vrc_stats(vrc_t* t);
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
-/* Anonymous RW private mapping, filled. at == NULL: anywhere. Otherwise new
- * pages in the HOLE at `at` (after munmap, mremap shrink/move) with
- * MAP_FIXED_NOREPLACE, never MAP_FIXED: another thread's mmap (glibc arena,
- * libibverbs, the userfaultfd monitor) may have taken the hole since the
- * unmap, and MAP_FIXED would silently replace that mapping and crash the
- * process later; EEXIST fails the test loudly instead. */
-void* vrc_map(void* at, size_t len, unsigned char fill);
-/* MAP_FIXED over [at, at+len), which is mapped now: one atomic replacement
- * with new pages (no hole in between), seen by the mmap hook. Filled. */
-void* vrc_map_over(void* at, size_t len, unsigned char fill);
 /* Drop CAP_IPC_LOCK from this process (the test child), so RLIMIT_MEMLOCK binds. */
 void vrc_drop_ipc_lock(void);
 
