@@ -16,7 +16,15 @@ abstract class ArenaFixture
     void openArena()
     {
         registrar = TestArenas.registrar();
-        arena = PinnedArena.open(registrar, TestArenas.config(64L << 20));
+        arena = PinnedArena.open(registrar, TestArenas.config(capBytes()));
+    }
+
+    /**
+     * @return the arena's cap; tests that reach it on purpose choose a smaller one.
+     */
+    protected long capBytes()
+    {
+        return 64L << 20;
     }
 
     @AfterEach

@@ -1,8 +1,5 @@
 package dev.pinarena.allocator;
 
-import dev.pinarena.registration.uring.IoUringRegistrar;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,23 +10,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Every kind of bad input gets its own exception naming the address and the reason, and the arena keeps
  * working afterwards.
  */
-class BadInputTest
+class BadInputTest extends ArenaFixture
 {
-    private IoUringRegistrar registrar;
-    private PinnedArena arena;
-
-    @BeforeEach
-    void open()
+    @Override
+    protected long capBytes()
     {
-        registrar = TestArenas.registrar();
-        arena = PinnedArena.open(registrar, TestArenas.config(16L << 20));
-    }
-
-    @AfterEach
-    void close()
-    {
-        arena.close(true);
-        registrar.close();
+        return 16L << 20;
     }
 
     private <T extends ArenaException> T expect(final Class<T> type, final long address, final Runnable call)
