@@ -79,6 +79,7 @@ static void release_if_empty(pa_heap_t* h, pa_span_t* s) {
   if (s->used != 0) return;
   pa_queue_remove(h, s);
   if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
+  pa_span_check_empty(s);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
   pa_span_release(s);
 }
