@@ -19,8 +19,12 @@ static inline void* span_pop(pa_span_t* s) {
   pa_block_t* b = s->free;
   /* every listed block carries its mark: one without it was taken before
      (a second copy, freed twice) or written after free (free.c) */
-  if (unlikely(b->mark != pa_free_mark(b))) pa_free_list_corrupt(b);
-  s->free = b->next;
+  if (unlikely((b->mark ^ pa_free_mark(b)) > 1)) pa_free_list_corrupt(b);   /* local or remote mark */
+  pa_block_t* next = b->next;
+  s->free = next;
+  /* the next malloc of this class reads that block's line: start loading
+     it now, while the caller works (a prefetch of NULL is harmless) */
+  __builtin_prefetch(next, 1, 3);
   b->mark = 0;                           /* out: no longer marked free (same line as the link) */
   s->used++;
   return b;
@@ -33,7 +37,7 @@ static inline void* span_pop(pa_span_t* s) {
 PA_HIDDEN void* pa_malloc(size_t n) {
   pa_heap_t* h = pa_heap;
   if (likely(n <= 1024)) {
-    pa_span_t* s = h->cur[pa_class_1k[(n + 15) >> 4]];
+    pa_span_t* s = h->direct[(n + 15) >> 4];
     if (likely(s->free != NULL)) return span_pop(s);
   }
   return pa_malloc_generic(h, n);
@@ -47,10 +51,11 @@ PA_API void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 --------------------------------------------------------------------------- */
 
 /* Move remote frees (thread_free) to the local free list. Owner only.
- * Keeps the DELAYED tag as it is. Returns the number of blocks moved. A list
- * longer than the span has blocks is a cycle, and one longer than the count
- * of blocks out holds a block that is also on the local list: both are a
- * double free (or a write after free) and abort. */
+ * Keeps the DELAYED tag as it is. Returns the number of blocks moved. Every
+ * block must carry the remote mark: one with the local mark was freed by
+ * the owner too, after the remote free (pa_check_remote_block aborts). A
+ * list longer than the span has blocks is a cycle, and one longer than the
+ * count of blocks out means a block counted back twice: both abort. */
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   if ((tf & ~PA_TF_DELAYED) == 0) return 0;
@@ -61,8 +66,10 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   pa_block_t* head = (pa_block_t*)(tf & ~PA_TF_DELAYED);
   pa_block_t* tail = head;
   size_t n = 1, most = (size_t)(s->end - s->start) / s->bsize;
+  pa_check_remote_block(tail);           /* before following its link */
   while (tail->next != NULL) {
     tail = tail->next;
+    pa_check_remote_block(tail);
     if (unlikely(++n > most)) pa_free_list_corrupt(tail);
   }
   /* more blocks back than out: a block on both this list and the local one */
@@ -118,7 +125,7 @@ static int span_to_full(pa_heap_t* h, pa_span_t* s) {
   pa_queue_remove(h, s);
   list_push(&h->full, s);
   s->used |= PA_USED_FULL;
-  if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
+  if (h->cur[s->cls] == s) pa_set_cur(h, s->cls, &pa_span_empty);
   return 0;
 }
 
@@ -154,14 +161,14 @@ static PA_NOINLINE pa_span_t* span_find(pa_heap_t* h, size_t cls) {
     pa_span_t* next = s->next;
     if (s->free == NULL) pa_span_collect(s);
     if (s->free == NULL) span_extend(s);
-    if (s->free != NULL) { h->cur[cls] = s; return s; }
+    if (s->free != NULL) { pa_set_cur(h, cls, s); return s; }
     if (span_to_full(h, s) != 0) continue;      /* remote frees arrived: look again */
     s = next;
   }
   s = span_new(h, cls);
   if (s == NULL) return NULL;
   span_extend(s);
-  h->cur[cls] = s;
+  pa_set_cur(h, cls, s);
   return s;
 }
 

@@ -14,6 +14,9 @@
  *   - at free, when the block is the head of the span's free list (freed
  *     twice in a row);
  *   - at free, when the span's count of blocks out would drop below zero;
+ *   - when the owner takes remote frees in: a block another thread freed
+ *     and the owner freed again meanwhile carries the owner's mark, not the
+ *     remote one (pa_remote_mark);
  *   - when the span empties and goes back to its chunk (its free list is
  *     walked: a duplicate makes it a cycle);
  *   - at the latest when malloc reaches the second copy of the block, whose
@@ -129,7 +132,7 @@ static PA_COLD int owner_finds_free(pa_heap_t* h, const pa_span_t* s, const pa_b
 
 /* A valid block start of s (block_in_span): is it free right now? */
 static int block_is_free(pa_span_t* s, const pa_block_t* b) {
-  if (b->mark != pa_free_mark(b)) return 0;
+  if (!pa_marked(b)) return 0;
   pa_heap_t* h = pa_heap;
   return s->heap != h || owner_finds_free(h, s, b);
 }
@@ -139,9 +142,8 @@ static int block_is_free(pa_span_t* s, const pa_block_t* b) {
 --------------------------------------------------------------------------- */
 
 static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
-  uintptr_t mark = pa_free_mark(b);
-  if (unlikely(b->mark == mark)) double_free(b);      /* the owner's lists are not ours to walk */
-  b->mark = mark;
+  if (unlikely(pa_marked(b))) double_free(b);         /* the owner's lists are not ours to walk */
+  b->mark = pa_remote_mark(b);
   pa_heap->n_remote++;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   for (;;) {
@@ -184,14 +186,14 @@ static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
   if (unlikely((int32_t)--s->used <= 0)) pa_free_local_slow(h, s, b);
 }
 
-/* Remote frees are pending on a span of ours: take them in first, and look
- * for b among them, so a block another thread freed already is caught here
- * (the batch is short: what arrived since the owner last looked). */
-static PA_NOINLINE void free_local_collect(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
-  size_t n = pa_span_collect(s);
-  for (pa_block_t* f = s->free; n > 0; f = f->next, n--)
-    if (f == b) double_free(b);
-  free_local(h, s, b);
+/* A block taken in from a remote list (thread_free, delayed) must carry the
+ * remote mark. The local mark means the owner freed it again after the
+ * remote free; neither mark, a write after free (or a block handed out
+ * while still listed). */
+PA_HIDDEN void pa_check_remote_block(const pa_block_t* b) {
+  if (likely(b->mark == pa_remote_mark(b))) return;
+  if (b->mark == pa_free_mark(b)) double_free(b);
+  pa_free_list_corrupt(b);
 }
 
 /* ---------------------------------------------------------------------------
@@ -230,10 +232,6 @@ static PA_NOINLINE void free_generic(void* p) {
   if (unlikely(s == NULL)) { free_other(pa_chunk_of(p), p); return; }
   pa_heap_t* h = pa_heap;
   if (s->heap != h) { free_remote(s, (pa_block_t*)p); return; }
-  if (atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED) {
-    free_local_collect(h, s, (pa_block_t*)p);
-    return;
-  }
   free_local(h, s, (pa_block_t*)p);
 }
 
@@ -262,19 +260,31 @@ PA_HIDDEN void pa_free(void* p) {
   if (unlikely(!block_in_span(s, p))) { free_bad(p); return; }
   pa_heap_t* h = pa_heap;
   if (unlikely(s->heap != h)) { free_remote(s, (pa_block_t*)p); return; }
-  if (unlikely(atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED)) {
-    free_local_collect(h, s, (pa_block_t*)p);
-    return;
-  }
   free_local(h, s, (pa_block_t*)p);
 }
 
 PA_API void free(void* p) __attribute__((alias("pa_free")));
 
+/* A block freed twice whose second copy malloc has not reached yet makes
+ * the span's local list a cycle (its link points back to a block before
+ * it). Abort naming the block where the cycle closes, the one freed twice;
+ * without a cycle, name `fallback`. */
+static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_span_t* s, const void* fallback) {
+  size_t carved = (size_t)(atomic_load_explicit(&s->bump, memory_order_relaxed) - s->start) / s->bsize, n = 0;
+  for (pa_block_t* f = s->free; f != NULL; f = f->next) {
+    if (++n <= carved) continue;
+    pa_block_t *slow = s->free, *fast = s->free;            /* Floyd: meet in the cycle */
+    do { slow = slow->next; fast = fast->next->next; } while (slow != fast);
+    for (slow = s->free; slow != fast; slow = slow->next, fast = fast->next) {}
+    double_free(slow);
+  }
+  double_free(fallback);
+}
+
 /* A local free (of b) emptied the span, hit a full one, or took the count
  * of blocks out below zero. */
 PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b) {
-  if ((s->used & ~PA_USED_FULL) > PA_SPAN_MAX_BLOCKS) double_free(b);
+  if ((s->used & ~PA_USED_FULL) > PA_SPAN_MAX_BLOCKS) local_list_double_free(s, b);   /* below zero */
   if (s->used & PA_USED_FULL) pa_span_unfull(h, s);
   if (s->used != 0 || h->cur[s->cls] == s) return;
   /* empty and not the class's current span: back to the chunk */
@@ -285,21 +295,15 @@ PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const 
 }
 
 /* A span with no block out: its local free list must hold each carved
- * block once. A block freed twice whose second copy malloc has not reached
- * yet makes the list a cycle (its link points back to a block before it);
- * the block where the cycle closes is the one freed twice. Called before an
- * empty span goes back to its chunk, so no double free outlives its span. */
+ * block once. Called before an empty span goes back to its chunk, so no
+ * double free outlives its span. */
 PA_HIDDEN void pa_span_check_empty(pa_span_t* s) {
-  size_t carved = (size_t)(atomic_load_explicit(&s->bump, memory_order_relaxed) - s->start) / s->bsize;
-  size_t n = 0;
-  for (pa_block_t* f = s->free; f != NULL; f = f->next) {
-    if (++n <= carved) continue;
-    /* a cycle: step in from the head and the meeting point together (Floyd) */
-    pa_block_t *slow = s->free, *fast = s->free;
-    do { slow = slow->next; fast = fast->next->next; } while (slow != fast);
-    for (slow = s->free; slow != fast; slow = slow->next, fast = fast->next) {}
-    pa_free_list_corrupt(slow);
-  }
+  /* remote frees pending with none out: a block counted back twice; taking
+     them in names it (pa_span_collect) */
+  if (atomic_load_explicit(&s->thread_free, memory_order_acquire) > PA_TF_DELAYED) pa_span_collect(s);
+  size_t carved = (size_t)(atomic_load_explicit(&s->bump, memory_order_relaxed) - s->start) / s->bsize, n = 0;
+  for (pa_block_t* f = s->free; f != NULL; f = f->next)
+    if (++n > carved) local_list_double_free(s, s->start);
   if (n != carved) pa_free_list_corrupt(s->start);   /* a carved block is neither out nor free */
 }
 
@@ -307,6 +311,7 @@ PA_HIDDEN void pa_span_check_empty(pa_span_t* s) {
 PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
   pa_block_t* b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
   while (b != NULL) {
+    pa_check_remote_block(b);          /* before following its link */
     pa_block_t* next = b->next;
     pa_span_t* s = pa_span_of(pa_chunk_of(b), b);
     b->next = s->free;                 /* keeps its mark: still free */

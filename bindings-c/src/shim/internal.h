@@ -155,7 +155,10 @@ typedef struct pa_ck_s {
   pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
 } pa_chunk;
 
+#define PA_DIRECT      (1024 / 16 + 1)      /* sizes the malloc fast path serves: 0..1 KiB */
+
 typedef struct pa_heap_s {
+  pa_span_t*         direct[PA_DIRECT]; /* by (n + 15) / 16: cur[] of that size's class (pa_set_cur) */
   pa_span_t*         cur[PA_NCLASS];    /* span the fast path allocates from */
   pa_span_t*         queue[PA_NCLASS];  /* spans of that class that may have room (first) */
   pa_span_t*         qlast[PA_NCLASS];  /* ... and the last: spans back from the full list queue up here */
@@ -217,7 +220,7 @@ extern PA_HIDDEN pa_gstats_t pa_gstats;
 /* ------------------------------------------------------------------------- */
 /* size classes */
 
-extern PA_HIDDEN uint8_t pa_class_1k[1024 / 16 + 1];   /* class of (n + 15) / 16 for n <= 1 KiB */
+extern PA_HIDDEN uint8_t pa_class_1k[PA_DIRECT];      /* class of (n + 15) / 16 for n <= 1 KiB */
 
 static inline size_t pa_size_class(size_t n) {
   if (likely(n <= 1024)) return pa_class_1k[(n + 15) >> 4];
@@ -257,6 +260,11 @@ static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
  * it costs no extra memory access. */
 extern PA_HIDDEN uintptr_t pa_free_secret;
 static inline uintptr_t pa_free_mark(const void* b) { return pa_free_secret ^ (uintptr_t)b; }
+/* Remote freers write the mark with bit 0 flipped, so the owner taking
+ * remote frees in can tell a block it has freed itself since. */
+static inline uintptr_t pa_remote_mark(const void* b) { return pa_free_mark(b) ^ 1; }
+/* b carries a free mark, local or remote. */
+static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mark(b)) <= 1; }
 
 /* Class queues (owner only). New spans go to the front (they become the
  * current span); spans coming back from the full list go to the back, so
@@ -275,6 +283,17 @@ static inline void pa_queue_push_back(pa_heap_t* h, pa_span_t* s) {
   s->next = NULL; s->prev = h->qlast[s->cls];
   if (s->prev) s->prev->next = s; else h->queue[s->cls] = s;
   h->qlast[s->cls] = s;
+}
+
+/* The class's current span, and the malloc fast path's copies of it: one
+ * per 16-byte size step the class serves (pa_class_1k), so malloc finds
+ * its span in one load. Owner only. */
+static inline void pa_set_cur(pa_heap_t* h, size_t cls, pa_span_t* s) {
+  h->cur[cls] = s;
+  if (cls < PA_NCLASS && pa_class_size[cls] <= 1024) {
+    size_t first = cls == 1 ? 0 : pa_class_size[cls - 1] / 16 + 1;
+    for (size_t i = first; i <= pa_class_size[cls] / 16; i++) h->direct[i] = s;
+  }
 }
 
 /* ------------------------------------------------------------------------- */
@@ -315,6 +334,7 @@ PA_HIDDEN void  pa_free_mark_init(void);              /* the secret; before the 
 __attribute__((noreturn)) PA_HIDDEN void pa_free_list_corrupt(const void* b);
 PA_HIDDEN void  pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b);
 PA_HIDDEN void  pa_span_check_empty(pa_span_t* s);   /* before an empty small span is released */
+PA_HIDDEN void  pa_check_remote_block(const pa_block_t* b);  /* taken in from a remote list: its mark */
 PA_HIDDEN void  pa_span_unfull(pa_heap_t* h, pa_span_t* s);
 PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
 
