@@ -12,6 +12,21 @@
 #include <string.h>
 #include <time.h>
 
+/* Each thread of a two-thread workload on its own CPU: left to the scheduler
+ * on a 2-CPU machine, producer and consumer sometimes share one CPU and the
+ * run takes 5-10x longer (bimodal timings). CPU k modulo the CPUs this
+ * process may use; without affinity support the call just fails. */
+static void pin_to(int k) {
+  cpu_set_t allowed, one;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  int n = CPU_COUNT(&allowed);
+  if (n < 2) return;
+  for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (seen++ == k % n) { CPU_ZERO(&one); CPU_SET(cpu, &one); pthread_setaffinity_np(pthread_self(), sizeof(one), &one); return; }
+  }
+}
+
 static inline uint64_t rnd(uint64_t* s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return *s; }
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + (double)t.tv_nsec * 1e-9; }
 
@@ -45,6 +60,7 @@ static void churn(void) {
 static _Atomic(void*) ring[RING];
 static void* consumer(void* a) {
   long n = (long)(intptr_t)a;
+  pin_to(1);
   for (long i = 0; i < n; i++) {
     void* p;
     for (int spin = 0; (p = atomic_exchange_explicit(&ring[i % RING], NULL, memory_order_acquire)) == NULL;)
@@ -56,6 +72,7 @@ static void* consumer(void* a) {
 static void prodcons(void) {
   const long n = 10000000;
   pthread_t t;
+  pin_to(0);
   pthread_create(&t, NULL, consumer, (void*)(intptr_t)n);
   uint64_t s = 1234567;
   for (long i = 0; i < n; i++) {
@@ -71,9 +88,10 @@ static void prodcons(void) {
 /* 3. larson-like server: 2 worker threads, each owns 10 000 slots of 16..1024 B and replaces random
  *    ones; every round each worker's slots are inherited by a NEW thread (frees of objects another,
  *    exited thread allocated) — 20 rounds x 2 threads x 1 M ops. */
-typedef struct { char** slot; uint64_t seed; long ops; } lw_t;
+typedef struct { char** slot; uint64_t seed; long ops; int cpu; } lw_t;
 static void* larson_worker(void* a) {
   lw_t* w = a;
+  pin_to(w->cpu);
   for (long i = 0; i < w->ops; i++) {
     size_t k = rnd(&w->seed) % 10000;
     free(w->slot[k]);
@@ -84,7 +102,7 @@ static void* larson_worker(void* a) {
 }
 static void larson(void) {
   lw_t w[2];
-  for (int j = 0; j < 2; j++) { w[j].slot = calloc(10000, sizeof(char*)); w[j].seed = 99 + (uint64_t)j; w[j].ops = 1000000; }
+  for (int j = 0; j < 2; j++) { w[j].slot = calloc(10000, sizeof(char*)); w[j].seed = 99 + (uint64_t)j; w[j].ops = 1000000; w[j].cpu = j; }
   for (int round = 0; round < 20; round++) {
     pthread_t t[2];
     for (int j = 0; j < 2; j++) pthread_create(&t[j], NULL, larson_worker, &w[j]);

@@ -17,9 +17,16 @@ PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
  * `used` (see pa_heap_t, pa_small_counts). */
 static inline void* span_pop(pa_span_t* s) {
   pa_block_t* b = s->free;
-  s->free = b->next;
+  /* every listed block carries its mark: one without it was taken before
+     (a second copy, freed twice) or written after free (free.c) */
+  if (unlikely((b->mark ^ pa_free_mark(b)) > 1)) pa_free_list_corrupt(b);   /* local or remote mark */
+  pa_block_t* next = b->next;
+  s->free = next;
+  /* the next malloc of this class reads that block's line: start loading
+     it now, while the caller works (a prefetch of NULL is harmless) */
+  __builtin_prefetch(next, 1, 3);
+  b->mark = 0;                           /* out: no longer marked free (same line as the link) */
   s->used++;
-  pa_bit_set(s, b);                      /* handed out (metadata only: the block stays untouched) */
   return b;
 }
 
@@ -30,7 +37,7 @@ static inline void* span_pop(pa_span_t* s) {
 PA_HIDDEN void* pa_malloc(size_t n) {
   pa_heap_t* h = pa_heap;
   if (likely(n <= 1024)) {
-    pa_span_t* s = h->cur[pa_class_1k[(n + 15) >> 4]];
+    pa_span_t* s = h->direct[(n + 15) >> 4];
     if (likely(s->free != NULL)) return span_pop(s);
   }
   return pa_malloc_generic(h, n);
@@ -44,7 +51,11 @@ PA_API void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 --------------------------------------------------------------------------- */
 
 /* Move remote frees (thread_free) to the local free list. Owner only.
- * Keeps the DELAYED tag as it is. Returns the number of blocks moved. */
+ * Keeps the DELAYED tag as it is. Returns the number of blocks moved. Every
+ * block must carry the remote mark: one with the local mark was freed by
+ * the owner too, after the remote free (pa_check_remote_block aborts). A
+ * list longer than the span has blocks is a cycle, and one longer than the
+ * count of blocks out means a block counted back twice: both abort. */
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   if ((tf & ~PA_TF_DELAYED) == 0) return 0;
@@ -54,9 +65,15 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
                                                 memory_order_acquire, memory_order_relaxed)) {}
   pa_block_t* head = (pa_block_t*)(tf & ~PA_TF_DELAYED);
   pa_block_t* tail = head;
-  size_t n = 1;
-  pa_bit_check_clear(s, head);     /* a clear bit here: the block was freed twice */
-  while (tail->next != NULL) { tail = tail->next; n++; pa_bit_check_clear(s, tail); }
+  size_t n = 1, most = (size_t)(s->end - s->start) / s->bsize;
+  pa_check_remote_block(tail);           /* before following its link */
+  while (tail->next != NULL) {
+    tail = tail->next;
+    pa_check_remote_block(tail);
+    if (unlikely(++n > most)) pa_free_list_corrupt(tail);
+  }
+  /* more blocks back than out: a block on both this list and the local one */
+  if (unlikely(n > (s->used & ~PA_USED_FULL))) pa_free_list_corrupt(head);
   tail->next = s->free;
   s->free = head;
   s->used -= (uint32_t)n;
@@ -75,8 +92,12 @@ static void span_extend(pa_span_t* s) {
   if (n == 0) return;
   pa_block_t* first = (pa_block_t*)bump;
   char* p = bump;
-  for (size_t i = 1; i < n; i++, p += bs) ((pa_block_t*)p)->next = (pa_block_t*)(p + bs);
+  for (size_t i = 1; i < n; i++, p += bs) {
+    ((pa_block_t*)p)->next = (pa_block_t*)(p + bs);
+    ((pa_block_t*)p)->mark = pa_free_mark(p);
+  }
   ((pa_block_t*)p)->next = s->free;
+  ((pa_block_t*)p)->mark = pa_free_mark(p);
   s->free = first;
   atomic_store_explicit(&s->bump, bump + n * bs, memory_order_relaxed);
 }
@@ -104,7 +125,7 @@ static int span_to_full(pa_heap_t* h, pa_span_t* s) {
   pa_queue_remove(h, s);
   list_push(&h->full, s);
   s->used |= PA_USED_FULL;
-  if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
+  if (h->cur[s->cls] == s) pa_set_cur(h, s->cls, &pa_span_empty);
   return 0;
 }
 
@@ -121,20 +142,13 @@ PA_HIDDEN void pa_span_unfull(pa_heap_t* h, pa_span_t* s) {
 
 static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   size_t bs = pa_class_size[cls];
-  size_t bytes = bs <= 8192 ? PA_SLICE : ((4 * bs + PA_SLICE - 1) & ~(PA_SLICE - 1));
+  size_t bytes = (4 * bs + PA_SLICE - 1) & ~(PA_SLICE - 1);      /* one slice, or room for 4 blocks */
   pa_span_t* s = pa_span_alloc(bytes >> PA_SLICE_SHIFT, 0);
   if (s == NULL) return NULL;
   s->kind = PA_SPAN_SMALL;
   s->cls = (uint8_t)cls;
   s->bsize = (uint32_t)bs;
-  s->bdiv = (((uint64_t)1 << 40) + bs - 1) / bs;
-  pa_chunk* c = pa_chunk_of(s);
-  s->bits = (uintptr_t)c->bitmaps - ((uintptr_t)c >> 7);   /* see pa_bit_word */
-  /* every granule of the span starts clear: a stale bit from an earlier
-     use of these slices would make free accept a pointer that is no block */
-  _Atomic(uint64_t)* w = pa_bit_word(s, s->start);
-  size_t words = (size_t)s->nslices * PA_SPAN_BITS_WORDS;
-  for (size_t i = 0; i < words; i++) atomic_store_explicit(&w[i], 0, memory_order_relaxed);
+  s->divm = UINT64_MAX / bs + 1;             /* see block_in_span (free.c) */
   s->heap = h;
   pa_queue_push_front(h, s);
   return s;
@@ -147,14 +161,14 @@ static PA_NOINLINE pa_span_t* span_find(pa_heap_t* h, size_t cls) {
     pa_span_t* next = s->next;
     if (s->free == NULL) pa_span_collect(s);
     if (s->free == NULL) span_extend(s);
-    if (s->free != NULL) { h->cur[cls] = s; return s; }
+    if (s->free != NULL) { pa_set_cur(h, cls, s); return s; }
     if (span_to_full(h, s) != 0) continue;      /* remote frees arrived: look again */
     s = next;
   }
   s = span_new(h, cls);
   if (s == NULL) return NULL;
   span_extend(s);
-  h->cur[cls] = s;
+  pa_set_cur(h, cls, s);
   return s;
 }
 
@@ -196,7 +210,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
 }
 
 /* Power-of-two alignment > 16. Small: a size class whose block size is a
- * multiple of the alignment (spans start 64 KiB aligned, so every block is
+ * multiple of the alignment (spans start slice aligned, so every block is
  * aligned). Otherwise a large span or huge chunk aligned as asked. */
 PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align) {
   if (align <= PA_ALIGN_MIN) return pa_malloc(n);

@@ -52,9 +52,6 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
     size_t hdr = sizeof(pa_chunk) + n * sizeof(pa_span_t);
     c->slice_head = (uint16_t*)((char*)c + hdr);
     hdr += n * sizeof(uint16_t);
-    hdr = (hdr + 63) & ~(size_t)63;
-    c->bitmaps = (_Atomic(uint64_t)*)((char*)c + hdr);   /* PA_SPAN_BITS_WORDS words per slice */
-    hdr += n * PA_SPAN_BITS_WORDS * sizeof(uint64_t);
     c->nslices = (uint32_t)n;
     c->hdr_slices = (uint32_t)((hdr + PA_SLICE - 1) >> PA_SLICE_SHIFT);
     c->free_slices = c->nslices - c->hdr_slices;

@@ -120,18 +120,21 @@ static void read_options(void) {
 /* Filled before the first allocation: class 1 for 0 (malloc(0) gets 16 bytes). */
 PA_HIDDEN uint8_t pa_class_1k[1024 / 16 + 1] = { [0 ... 1024 / 16] = 1 };
 
+/* The classes of internal.h (PA_NCLASS); pa_size_class, for n > 1 KiB, is
+ * the last branch of class_of. */
 static size_t class_of(size_t n) {
   if (n <= 128) return n == 0 ? 1 : (n + 15) >> 4;
+  if (n <= 256) return 9 + ((n - 129) >> 5);
   size_t m = n - 1;
-  unsigned b = 63u - (unsigned)__builtin_clzl(m);
-  return 9 + (b - 7) * 8 + ((m >> (b - 3)) & 7);
+  unsigned b = 63u - (unsigned)__builtin_clzl(m);     /* >= 8 */
+  return 13 + (b - 8) * 8 + ((m >> (b - 3)) & 7);
 }
-
 static void class_sizes(void) {
   for (size_t i = 0; i <= 1024 / 16; i++) pa_class_1k[i] = (uint8_t)class_of(i * 16);
   for (size_t c = 1; c < PA_NCLASS; c++) {
     if (c <= 8) { pa_class_size[c] = (uint32_t)(c * 16); continue; }
-    size_t b = 7 + (c - 9) / 8, m = (c - 9) % 8;
+    if (c <= 12) { pa_class_size[c] = (uint32_t)(128 + (c - 8) * 32); continue; }
+    size_t b = 8 + (c - 13) / 8, m = (c - 13) % 8;
     pa_class_size[c] = (uint32_t)(((size_t)1 << b) + ((m + 1) << (b - 3)));
   }
 }
@@ -145,6 +148,7 @@ PA_HIDDEN PA_COLD void pa_init_slow(void) {
   int saved = errno;
   class_sizes();
   read_options();
+  pa_free_mark_init();
   size_t tlen = (size_t)1 << (PA_ADDR_BITS - PA_TABLE_SHIFT);   /* 64 MiB of address space, touched sparsely */
   void* t = mmap(NULL, tlen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (t == MAP_FAILED) { pa_write_str(2, "pinarena: cannot map the owner table\n"); abort(); }

@@ -1,23 +1,38 @@
 /* free.c — free: validate in O(1), push on the span's local list when the
  * calling thread owns it, else on the span's thread_free list with a CAS.
  *
- * Validation: the owner table must know the address, the span descriptor
- * (check word + kind, one load) must be an intact small span, and the
- * allocated bit of p's granule (see pa_bit_word) must be set. Only block
- * starts ever get a bit, so a set bit proves p is a live block; a clear bit
- * is an invalid pointer (not a block start, never handed out) or a double
- * free, told apart out of line by the block geometry and the bump pointer.
- * Remote freers check the geometry and the bump pointer (they never read the
- * owner's bits); double frees involving another thread are caught when the
- * owner takes the remote frees in (pa_span_collect) — at the owner's next
- * free into that span or its next refill, whichever comes first. The block
- * itself is only written (its next pointer), never read.
+ * Validation at free: the owner table must know the address; the first line
+ * of the span descriptor (check word and kind in one load, block geometry,
+ * bump pointer) must show an intact small span with p a block start below
+ * the bump pointer. So a pointer the allocator never gave out aborts here.
+ *
+ * Double frees. Every block on a free list carries its free mark
+ * (pa_free_mark, internal.h); malloc checks and clears it as it takes the
+ * block. A local free writes the block (link and mark) but does not read it
+ * — reading would wait for the block's cache line, which the store buffer
+ * otherwise absorbs — so the owner catches a double free:
+ *   - at free, when the block is the head of the span's free list (freed
+ *     twice in a row);
+ *   - at free, when the span's count of blocks out would drop below zero;
+ *   - when the owner takes remote frees in: a block another thread freed
+ *     and the owner freed again meanwhile carries the owner's mark, not the
+ *     remote one (pa_remote_mark);
+ *   - when the span empties and goes back to its chunk (its free list is
+ *     walked: a duplicate makes it a cycle);
+ *   - at the latest when malloc reaches the second copy of the block, whose
+ *     mark the first copy's malloc cleared — before the block could be
+ *     handed out twice.
+ * A remote freer reads the mark (the line moves to its core for the link
+ * write anyway) and aborts at once on a marked block: the owner's lists are
+ * not its to walk, and the mark is only ever written into free blocks.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
-
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
 /* ---------------------------------------------------------------------------
    Errors: one line naming the pointer, then abort
 --------------------------------------------------------------------------- */
@@ -37,6 +52,10 @@ static PA_COLD __attribute__((noreturn)) void corrupt_chunk(const void* p) {
 
 static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
   pa_fatal_ptr("free(): double free detected for pointer", p);
+}
+
+PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_list_corrupt(const void* b) {
+  pa_fatal_ptr("malloc(): double free (or a write after free) detected for pointer", b);
 }
 
 /* Everything but a block of a small span. */
@@ -59,17 +78,72 @@ static PA_COLD void free_other(pa_chunk* c, void* p) {
 }
 
 /* ---------------------------------------------------------------------------
+   The free mark's secret
+--------------------------------------------------------------------------- */
+
+PA_HIDDEN uintptr_t pa_free_secret;
+
+/* Random per process, bit 63 set (see pa_free_mark). getrandom does not
+ * allocate; without entropy yet (early boot) the kernel's per-exec random
+ * bytes, spread by a multiply-xorshift, stand in. Set once at init, before
+ * any block exists, and inherited by a forked child with the heap. */
+PA_HIDDEN void pa_free_mark_init(void) {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+    const unsigned char* at = (const unsigned char*)getauxval(AT_RANDOM);
+    uint64_t a = 0, b = 0;
+    if (at != NULL) { memcpy(&a, at, 8); memcpy(&b, at + 8, 8); }
+    r = a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)&r;
+    r ^= r >> 31; r *= 0xbf58476d1ce4e5b9ULL; r ^= r >> 29;
+  }
+  pa_free_secret = (uintptr_t)(r | (1ULL << 63));
+}
+
+/* ---------------------------------------------------------------------------
+   Validation helpers
+--------------------------------------------------------------------------- */
+
+/* p is a block start of s below its bump pointer (carved at least once).
+ * off is a multiple of bsize exactly when off * divm (mod 2^64) < divm, for
+ * divm = ceil(2^64 / bsize) and off, bsize < 2^32 (a span is at most a few
+ * MiB): the product wraps to off % bsize * divm, up to a term below divm.
+ * One multiply, no divide. */
+static inline int block_in_span(const pa_span_t* s, const void* p) {
+  uint64_t off = (uint64_t)((const char*)p - s->start);
+  return off * s->divm < s->divm && (const char*)p < atomic_load_explicit(&s->bump, memory_order_relaxed);
+}
+
+/* Is b on one of the free lists of its span s? Owner only. Walks the local
+ * list, and snapshots of the span's thread_free list and of the heap's
+ * delayed list: remote freers only ever prepend to those two, and the nodes
+ * already on them do not change until the owner takes them in. */
+static PA_COLD int owner_finds_free(pa_heap_t* h, const pa_span_t* s, const pa_block_t* b) {
+  size_t most = (size_t)(s->end - s->start) / s->bsize, n = 0;
+  for (const pa_block_t* f = s->free; f != NULL && n <= most; f = f->next, n++)
+    if (f == b) return 1;
+  n = 0;
+  uintptr_t tf = atomic_load_explicit(&((pa_span_t*)s)->thread_free, memory_order_acquire);
+  for (const pa_block_t* f = (const pa_block_t*)(tf & ~PA_TF_DELAYED); f != NULL && n <= most; f = f->next, n++)
+    if (f == b) return 1;
+  for (const pa_block_t* f = atomic_load_explicit(&h->delayed, memory_order_acquire); f != NULL; f = f->next)
+    if (f == b) return 1;
+  return 0;
+}
+
+/* A valid block start of s (block_in_span): is it free right now? */
+static int block_is_free(pa_span_t* s, const pa_block_t* b) {
+  if (!pa_marked(b)) return 0;
+  pa_heap_t* h = pa_heap;
+  return s->heap != h || owner_finds_free(h, s, b);
+}
+
+/* ---------------------------------------------------------------------------
    Remote free
 --------------------------------------------------------------------------- */
 
-PA_HIDDEN void pa_bit_check_clear(pa_span_t* s, void* b) {
-  _Atomic(uint64_t)* w = pa_bit_word(s, b);
-  uint64_t v = atomic_load_explicit(w, memory_order_relaxed), m = pa_bit_mask(b);
-  if (unlikely((v & m) == 0)) double_free(b);
-  atomic_store_explicit(w, v & ~m, memory_order_relaxed);
-}
-
 static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
+  if (unlikely(pa_marked(b))) double_free(b);         /* the owner's lists are not ours to walk */
+  b->mark = pa_remote_mark(b);
   pa_heap->n_remote++;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   for (;;) {
@@ -87,11 +161,39 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
       return;
     }
     b->next = (pa_block_t*)tf;
-    /* release: b->next (and the caller's writes) happen before the owner's
-       acquire in pa_span_collect */
+    /* release: b->next, b->mark (and the caller's writes) happen before the
+       owner's acquire in pa_span_collect */
     if (atomic_compare_exchange_weak_explicit(&s->thread_free, &tf, (uintptr_t)b,
                                               memory_order_release, memory_order_relaxed)) return;
   }
+}
+
+/* ---------------------------------------------------------------------------
+   Local free
+--------------------------------------------------------------------------- */
+
+/* Local free of a valid block start of s, the owner being the calling
+ * thread h. The block is written, not read (see the top of the file). */
+static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
+  pa_block_t* head = s->free;
+  if (unlikely(b == head)) double_free(b);          /* freed twice in a row */
+  b->next = head;
+  b->mark = pa_free_mark(b);
+  s->free = b;
+  h->n_free++;
+  /* one test: the span just emptied (0), is parked full (PA_USED_FULL),
+     or more blocks came back than went out (a double free) */
+  if (unlikely((int32_t)--s->used <= 0)) pa_free_local_slow(h, s, b);
+}
+
+/* A block taken in from a remote list (thread_free, delayed) must carry the
+ * remote mark. The local mark means the owner freed it again after the
+ * remote free; neither mark, a write after free (or a block handed out
+ * while still listed). */
+PA_HIDDEN void pa_check_remote_block(const pa_block_t* b) {
+  if (likely(b->mark == pa_remote_mark(b))) return;
+  if (b->mark == pa_free_mark(b)) double_free(b);
+  pa_free_list_corrupt(b);
 }
 
 /* ---------------------------------------------------------------------------
@@ -99,7 +201,7 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
 --------------------------------------------------------------------------- */
 
 /* The small span holding p, with p checked to be a block start below the
- * bump pointer (not that it is allocated). NULL: not in a small span (large,
+ * bump pointer (not that it is out). NULL: not in a small span (large,
  * huge, ...: free_other). Aborts on what is not ours at all. */
 static inline pa_span_t* small_span_checked(void* p, const char* who) {
   uintptr_t a = (uintptr_t)p;
@@ -117,54 +219,8 @@ static inline pa_span_t* small_span_checked(void* p, const char* who) {
     if (unlikely(s->check != PA_SPAN_CHECK)) corrupt_chunk(p);
     if (s->kind != PA_SPAN_SMALL) return NULL;
   }
-  uint64_t off = (uint64_t)((char*)p - s->start);
-  size_t i = (size_t)((off * s->bdiv) >> 40);
-  if (unlikely(i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
-    bad_pointer(p, who);
+  if (unlikely(!block_in_span(s, p))) bad_pointer(p, who);
   return s;
-}
-
-/* The allocated bit of p is clear: either p is no block of s at all (an
- * invalid pointer) or a block that is not out (freed twice). */
-static PA_COLD __attribute__((noreturn)) void free_bit_clear(pa_span_t* s, void* p) {
-  uint64_t off = (uint64_t)((char*)p - s->start);
-  size_t i = (size_t)((off * s->bdiv) >> 40);
-  if (i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed))
-    bad_pointer(p, "free");
-  double_free(p);
-}
-
-/* Local free of a block of s, the owner being the calling thread h. */
-static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
-  _Atomic(uint64_t)* w = pa_bit_word(s, b);
-  uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
-  unsigned bit = (unsigned)((uintptr_t)b >> 4) & 63;     /* bt / btr */
-  if (unlikely(((v >> bit) & 1) == 0)) free_bit_clear(s, b);
-  atomic_store_explicit(w, v ^ (1ULL << bit), memory_order_relaxed);   /* known set: clear */
-  b->next = s->free;
-  s->free = b;
-  h->n_free++;
-  /* one test: the span just emptied (0), or it is parked full (PA_USED_FULL) */
-  if (unlikely((int32_t)--s->used <= 0)) pa_free_local_slow(h, s);
-}
-
-/* Remote frees are pending on a span of ours: take them in first, so a
- * block another thread already freed is caught here as a double free
- * (collect clears the bits). */
-static PA_NOINLINE void free_local_collect(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
-  pa_span_collect(s);
-  free_local(h, s, b);
-}
-
-/* Another thread's block (span found by the fast path, which saw its tag
- * intact): a remote freer cannot read the owner's bits, so it checks that p
- * is a block start below the bump pointer, then pushes. */
-static PA_NOINLINE void free_remote_checked(pa_span_t* s, void* p) {
-  uint64_t off = (uint64_t)((char*)p - s->start);
-  size_t i = (size_t)((off * s->bdiv) >> 40);
-  if (unlikely(i * s->bsize != off || (char*)p >= atomic_load_explicit(&s->bump, memory_order_relaxed)))
-    bad_pointer(p, "free");
-  free_remote(s, (pa_block_t*)p);
 }
 
 /* Everything the fast path does not take: NULL, pointers that are not ours,
@@ -176,17 +232,19 @@ static PA_NOINLINE void free_generic(void* p) {
   if (unlikely(s == NULL)) { free_other(pa_chunk_of(p), p); return; }
   pa_heap_t* h = pa_heap;
   if (s->heap != h) { free_remote(s, (pa_block_t*)p); return; }
-  if (atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED) pa_span_collect(s);
   free_local(h, s, (pa_block_t*)p);
 }
 
-/* A block of a small span the calling thread owns: table, span tag, owner,
- * pending remote frees, allocated bit, push. Anything else leaves through
- * one of the out-of-line calls (all tail calls: no frame here). */
+static PA_NOINLINE PA_COLD void free_bad(void* p) { bad_pointer(p, "free"); }
+
+/* A block of a small span the calling thread owns: table, span tag, block
+ * geometry, owner, free mark, push — all on the first line of the span
+ * descriptor and the block's own line. Anything else leaves through one of
+ * the out-of-line calls (all tail calls: no frame here). */
 PA_HIDDEN void pa_free(void* p) {
   uintptr_t a = (uintptr_t)p;
-  /* above the address space, or not 16-aligned (blocks start on granules;
-     the bit of p's granule below would vouch for p - p % 16): one test */
+  /* above the address space, or not 16-aligned (blocks start on 16-byte
+     boundaries): one test */
   if (unlikely(a & (~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1)))) { free_generic(p); return; }
   uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   /* t == 0 (not ours, NULL included) or a huge chunk: one compare */
@@ -199,39 +257,68 @@ PA_HIDDEN void pa_free(void* p) {
   /* intact check word and kind SMALL in one compare; tails of multi-slice
      spans, large spans and damaged headers all go the generic way */
   if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
+  if (unlikely(!block_in_span(s, p))) { free_bad(p); return; }
   pa_heap_t* h = pa_heap;
-  if (unlikely(s->heap != h)) { free_remote_checked(s, p); return; }
-  if (unlikely(atomic_load_explicit(&s->thread_free, memory_order_relaxed) > PA_TF_DELAYED)) {
-    free_local_collect(h, s, (pa_block_t*)p);
-    return;
-  }
+  if (unlikely(s->heap != h)) { free_remote(s, (pa_block_t*)p); return; }
   free_local(h, s, (pa_block_t*)p);
 }
 
 PA_API void free(void* p) __attribute__((alias("pa_free")));
 
-/* Local free emptied the span, or hit a full one. */
-PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s) {
+/* A block freed twice whose second copy malloc has not reached yet makes
+ * the span's local list a cycle (its link points back to a block before
+ * it). Abort naming the block where the cycle closes, the one freed twice;
+ * without a cycle, name `fallback`. */
+static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_span_t* s, const void* fallback) {
+  size_t carved = (size_t)(atomic_load_explicit(&s->bump, memory_order_relaxed) - s->start) / s->bsize, n = 0;
+  for (pa_block_t* f = s->free; f != NULL; f = f->next) {
+    if (++n <= carved) continue;
+    pa_block_t *slow = s->free, *fast = s->free;            /* Floyd: meet in the cycle */
+    do { slow = slow->next; fast = fast->next->next; } while (slow != fast);
+    for (slow = s->free; slow != fast; slow = slow->next, fast = fast->next) {}
+    double_free(slow);
+  }
+  double_free(fallback);
+}
+
+/* A local free (of b) emptied the span, hit a full one, or took the count
+ * of blocks out below zero. */
+PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b) {
+  if ((s->used & ~PA_USED_FULL) > PA_SPAN_MAX_BLOCKS) local_list_double_free(s, b);   /* below zero */
   if (s->used & PA_USED_FULL) pa_span_unfull(h, s);
   if (s->used != 0 || h->cur[s->cls] == s) return;
   /* empty and not the class's current span: back to the chunk */
+  pa_span_check_empty(s);
   pa_queue_remove(h, s);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
   pa_span_release(s);
+}
+
+/* A span with no block out: its local free list must hold each carved
+ * block once. Called before an empty span goes back to its chunk, so no
+ * double free outlives its span. */
+PA_HIDDEN void pa_span_check_empty(pa_span_t* s) {
+  /* remote frees pending with none out: a block counted back twice; taking
+     them in names it (pa_span_collect) */
+  if (atomic_load_explicit(&s->thread_free, memory_order_acquire) > PA_TF_DELAYED) pa_span_collect(s);
+  size_t carved = (size_t)(atomic_load_explicit(&s->bump, memory_order_relaxed) - s->start) / s->bsize, n = 0;
+  for (pa_block_t* f = s->free; f != NULL; f = f->next)
+    if (++n > carved) local_list_double_free(s, s->start);
+  if (n != carved) pa_free_list_corrupt(s->start);   /* a carved block is neither out nor free */
 }
 
 /* Blocks other threads freed into our full spans. */
 PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
   pa_block_t* b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
   while (b != NULL) {
+    pa_check_remote_block(b);          /* before following its link */
     pa_block_t* next = b->next;
     pa_span_t* s = pa_span_of(pa_chunk_of(b), b);
-    pa_bit_check_clear(s, b);
-    b->next = s->free;
+    b->next = s->free;                 /* keeps its mark: still free */
     s->free = b;
     --s->used;
     h->n_collected++;
-    pa_free_local_slow(h, s);
+    pa_free_local_slow(h, s, b);
     b = next;
   }
 }
@@ -240,7 +327,7 @@ PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
   void* p = (void*)cp;
   pa_span_t* s = small_span_checked(p, who);
   if (s != NULL) {
-    if (!pa_bit_get(s, p)) bad_pointer(p, who);
+    if (block_is_free(s, (const pa_block_t*)p)) bad_pointer(p, who);
     return s->bsize;
   }
   pa_chunk* c = pa_chunk_of(p);

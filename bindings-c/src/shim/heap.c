@@ -20,6 +20,7 @@
 
 PA_HIDDEN pa_span_t pa_span_empty;     /* free == NULL: the fast path always misses */
 PA_HIDDEN pa_heap_t pa_heap_empty = {
+  .direct = { [0 ... PA_DIRECT - 1] = &pa_span_empty },
   .cur = { [0 ... PA_NCLASS - 1] = &pa_span_empty },
 };
 PA_HIDDEN __thread pa_heap_t* pa_heap __attribute__((tls_model("initial-exec"))) = &pa_heap_empty;
@@ -62,6 +63,7 @@ PA_HIDDEN pa_heap_t* pa_heap_init_thread(void) {
     if (h != NULL) {
       memset(h, 0, sizeof(*h));
       for (size_t i = 0; i < PA_NCLASS; i++) h->cur[i] = &pa_span_empty;
+      for (size_t i = 0; i < PA_DIRECT; i++) h->direct[i] = &pa_span_empty;
       h->next_all = pa_heaps;
       pa_heaps = h;
     }
@@ -78,7 +80,8 @@ static void release_if_empty(pa_heap_t* h, pa_span_t* s) {
   pa_span_collect(s);
   if (s->used != 0) return;
   pa_queue_remove(h, s);
-  if (h->cur[s->cls] == s) h->cur[s->cls] = &pa_span_empty;
+  if (h->cur[s->cls] == s) pa_set_cur(h, s->cls, &pa_span_empty);
+  pa_span_check_empty(s);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
   pa_span_release(s);
 }
@@ -88,14 +91,14 @@ static void heap_collect_all(pa_heap_t* h) {
   pa_heap_collect_delayed(h);
   for (size_t c = 1; c < PA_NCLASS; c++) {
     for (pa_span_t* s = h->queue[c], *n; s != NULL; s = n) { n = s->next; release_if_empty(h, s); }
-    h->cur[c] = h->queue[c] ? h->queue[c] : &pa_span_empty;
+    pa_set_cur(h, c, h->queue[c] ? h->queue[c] : &pa_span_empty);
   }
   for (pa_span_t* s = h->full, *n; s != NULL; s = n) {
     n = s->next;
     uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_acquire);
     if ((tf & ~PA_TF_DELAYED) != 0 || (s->used & ~PA_USED_FULL) == 0) { pa_span_unfull(h, s); release_if_empty(h, s); }
   }
-  for (size_t c = 1; c < PA_NCLASS; c++) h->cur[c] = h->queue[c] ? h->queue[c] : &pa_span_empty;
+  for (size_t c = 1; c < PA_NCLASS; c++) pa_set_cur(h, c, h->queue[c] ? h->queue[c] : &pa_span_empty);
 }
 
 static void heap_thread_done(void* arg) {

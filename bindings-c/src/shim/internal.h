@@ -18,9 +18,11 @@
  *
  * Owner lookup: pa_table[addr >> 21] is 0 for addresses that are not ours,
  * else log2 of the size of the chunk that covers them (bit 7 set for a huge
- * chunk), so the chunk is addr & ~(2^shift - 1). The span descriptor (its
- * check word, kind, block geometry, allocated bits) then validates the
- * pointer in O(1); free reads no other line of the chunk header.
+ * chunk), so the chunk is addr & ~(2^shift - 1). The first cache line of the
+ * span descriptor (check word, kind, block geometry, bump pointer) then
+ * validates the pointer in O(1), and the free mark in the block's second
+ * word (see pa_free_mark) tells a block that is out from one already free;
+ * free reads no other line of the chunk header.
  */
 #ifndef PA_SHIM_INTERNAL_H
 #define PA_SHIM_INTERNAL_H
@@ -46,11 +48,14 @@
 #define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
 #define PA_ALIGN_MIN   16
 #define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
-#define PA_SPAN_BITS_WORDS (PA_SLICE / 16 / 64)                   /* a bit per 16-byte granule of a slice */
 
-/* Size classes: 16..128 every 16 B (classes 1..8), then 8 per doubling
- * (spacing <= 12.5 %) up to 256 KiB (class 96). Class 0 is unused. */
-#define PA_NCLASS      97
+/* Size classes: 16..128 every 16 B (classes 1..8), 160..256 every 32 B
+ * (classes 9..12), then 8 per doubling (spacing 12.5 %) up to 256 KiB
+ * (class 92). Usable size <= 1.125 * n + 16 for every n. The 32-byte steps
+ * keep the number of classes a small-object program touches (and so its
+ * partly used spans, all of them pinned) low where objects are most common.
+ * Class 0 is unused. */
+#define PA_NCLASS      93
 #define PA_SMALL_MAX   ((size_t)256 << 10)
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
 #define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
@@ -60,8 +65,11 @@
 
 /* ------------------------------------------------------------------------- */
 
+/* A free block (every block is at least 16 bytes): the list link, and the
+ * free mark while it sits on any free list (pa_free_mark). */
 typedef struct pa_block_s {
   struct pa_block_s* next;
+  uintptr_t          mark;
 } pa_block_t;
 
 struct pa_heap_s;
@@ -76,13 +84,13 @@ enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER, PA_SPAN_T
  *       room again. Only one freer can win the tag (CAS). */
 #define PA_TF_DELAYED ((uintptr_t)1)
 #define PA_USED_FULL  ((uint32_t)1 << 31)
+#define PA_SPAN_MAX_BLOCKS (PA_SLICE / PA_ALIGN_MIN)   /* most blocks a small span has */
 
 typedef struct pa_span_s {
   /* first cache line: everything malloc and a local free touch (nothing a
      remote freer writes: thread_free lives on the second line, so the
      producer/consumer pattern does not bounce the owner's line) */
   pa_block_t*        free;     /* local free list */
-  uintptr_t          bits;     /* SMALL: allocated bits, biased (pa_bit_word); 1 = handed out */
   struct pa_heap_s*  heap;     /* owner; immutable while the span is in use */
   uint32_t           used;     /* blocks out (incl. those sitting on thread_free), plus
                                   PA_USED_FULL while on the heap's full list (owner only):
@@ -99,11 +107,11 @@ typedef struct pa_span_s {
   };
   uint32_t           bsize;    /* block size */
   uint32_t           nslices;
-  uint64_t           bdiv;     /* ceil(2^40 / bsize): offset % bsize check without a divide */
+  uint64_t           divm;     /* 2^64 / bsize rounded up: offset % bsize == 0 test by one multiply */
   char*              start;
+  _Atomic(char*)     bump;     /* blocks below bump have been carved (written by the owner) */
   /* second line */
   _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
-  _Atomic(char*)     bump;     /* blocks below bump were handed out at least once */
   char*              end;
   struct pa_span_s*  prev;
   struct pa_span_s*  next;
@@ -144,11 +152,13 @@ typedef struct pa_ck_s {
   size_t             huge_req; /* HUGE: bytes requested */
   uint64_t           used_map[PA_MAX_SLICES / 64];
   uint16_t*          slice_head; /* slice -> index of the first slice of its span */
-  _Atomic(uint64_t)* bitmaps;  /* allocated bits, PA_SPAN_BITS_WORDS words per (first) slice */
   pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
 } pa_chunk;
 
+#define PA_DIRECT      (1024 / 16 + 1)      /* sizes the malloc fast path serves: 0..1 KiB */
+
 typedef struct pa_heap_s {
+  pa_span_t*         direct[PA_DIRECT]; /* by (n + 15) / 16: cur[] of that size's class (pa_set_cur) */
   pa_span_t*         cur[PA_NCLASS];    /* span the fast path allocates from */
   pa_span_t*         queue[PA_NCLASS];  /* spans of that class that may have room (first) */
   pa_span_t*         qlast[PA_NCLASS];  /* ... and the last: spans back from the full list queue up here */
@@ -210,13 +220,13 @@ extern PA_HIDDEN pa_gstats_t pa_gstats;
 /* ------------------------------------------------------------------------- */
 /* size classes */
 
-extern PA_HIDDEN uint8_t pa_class_1k[1024 / 16 + 1];   /* class of (n + 15) / 16 for n <= 1 KiB */
+extern PA_HIDDEN uint8_t pa_class_1k[PA_DIRECT];      /* class of (n + 15) / 16 for n <= 1 KiB */
 
 static inline size_t pa_size_class(size_t n) {
   if (likely(n <= 1024)) return pa_class_1k[(n + 15) >> 4];
   size_t m = n - 1;
-  unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 7 */
-  return 9 + (b - 7) * 8 + ((m >> (b - 3)) & 7);
+  unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 10 */
+  return 13 + (b - 8) * 8 + ((m >> (b - 3)) & 7);
 }
 
 static inline pa_chunk* pa_chunk_of(const void* p) {
@@ -236,38 +246,25 @@ static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
   return s;
 }
 
-/* The allocated bits of a small span: one bit per 16-byte granule of the
- * span (every block starts on a granule), 1 = the block starting there is
- * handed out. A slice has PA_SPAN_BITS_WORDS words in the chunk header
- * (c->bitmaps, slice by slice), so a span of k slices owns k consecutive
- * regions and the word of address p is found without the block index:
- *   bitmaps + ((p - c) >> 10) words == s->bits + ((p >> 7) & ~7) bytes
- * with s->bits = bitmaps - (c >> 7) (c is 2 MiB aligned). Only block starts
- * ever get a bit, so a set bit alone proves "p is a live block of this
- * span": free checks the geometry only when the bit is clear (to tell an
- * invalid pointer from a double free), out of line.
- *
- * Set by malloc, cleared by a local free or when the owner collects remote
- * frees — only ever by the owning thread, so plain read-modify-writes
- * (relaxed atomics only to keep readers defined). Remote freers never touch
- * the bits: no cache line shared with the owner's hot metadata on the
- * producer/consumer path. */
-_Static_assert(PA_SPAN_BITS_WORDS * 8 == PA_SLICE >> 7, "pa_bit_word: 8 bytes of bits per KiB");
-static inline _Atomic(uint64_t)* pa_bit_word(const pa_span_t* s, const void* p) {
-  return (_Atomic(uint64_t)*)(s->bits + (((uintptr_t)p >> 7) & ~(uintptr_t)7));
-}
-static inline uint64_t pa_bit_mask(const void* p) { return 1ULL << (((uintptr_t)p >> 4) & 63); }
-static inline int pa_bit_get(const pa_span_t* s, const void* p) {
-  return (atomic_load_explicit(pa_bit_word(s, p), memory_order_relaxed) & pa_bit_mask(p)) != 0;
-}
-static inline void pa_bit_set(pa_span_t* s, const void* p) {
-  _Atomic(uint64_t)* w = pa_bit_word(s, p);
-  atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) | pa_bit_mask(p), memory_order_relaxed);
-}
-
-/* Clear the bit of a block coming back through a remote free; a bit that is
- * already clear means the block was freed twice (free.c, aborts). */
-PA_HIDDEN void pa_bit_check_clear(pa_span_t* s, void* b);
+/* The free mark. A block on any free list (carved from the bump area,
+ * freed locally, pushed by a remote freer, parked on a heap's delayed list)
+ * holds pa_free_mark(b) = secret ^ b in its second word; malloc checks it
+ * and clears it when it takes the block. A listed block without its mark
+ * was taken already (a second copy of a block freed twice) or written after
+ * free; a block that reaches free() with its mark is free already. How free
+ * and malloc use this to catch double frees: free.c. The secret is random
+ * per process with bit 63 set, so the mark is never a valid pointer (a
+ * self-pointing list head is not mistaken for it); program data equals it
+ * by chance with probability 2^-63, and only a read of freed memory can
+ * learn it. The mark shares the block's first cache line with the link, so
+ * it costs no extra memory access. */
+extern PA_HIDDEN uintptr_t pa_free_secret;
+static inline uintptr_t pa_free_mark(const void* b) { return pa_free_secret ^ (uintptr_t)b; }
+/* Remote freers write the mark with bit 0 flipped, so the owner taking
+ * remote frees in can tell a block it has freed itself since. */
+static inline uintptr_t pa_remote_mark(const void* b) { return pa_free_mark(b) ^ 1; }
+/* b carries a free mark, local or remote. */
+static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mark(b)) <= 1; }
 
 /* Class queues (owner only). New spans go to the front (they become the
  * current span); spans coming back from the full list go to the back, so
@@ -286,6 +283,17 @@ static inline void pa_queue_push_back(pa_heap_t* h, pa_span_t* s) {
   s->next = NULL; s->prev = h->qlast[s->cls];
   if (s->prev) s->prev->next = s; else h->queue[s->cls] = s;
   h->qlast[s->cls] = s;
+}
+
+/* The class's current span, and the malloc fast path's copies of it: one
+ * per 16-byte size step the class serves (pa_class_1k), so malloc finds
+ * its span in one load. Owner only. */
+static inline void pa_set_cur(pa_heap_t* h, size_t cls, pa_span_t* s) {
+  h->cur[cls] = s;
+  if (cls < PA_NCLASS && pa_class_size[cls] <= 1024) {
+    size_t first = cls == 1 ? 0 : pa_class_size[cls - 1] / 16 + 1;
+    for (size_t i = first; i <= pa_class_size[cls] / 16; i++) h->direct[i] = s;
+  }
 }
 
 /* ------------------------------------------------------------------------- */
@@ -322,7 +330,11 @@ PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align);
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
 
 /* free.c */
-PA_HIDDEN void  pa_free_local_slow(pa_heap_t* h, pa_span_t* s);
+PA_HIDDEN void  pa_free_mark_init(void);              /* the secret; before the first block is carved */
+__attribute__((noreturn)) PA_HIDDEN void pa_free_list_corrupt(const void* b);
+PA_HIDDEN void  pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b);
+PA_HIDDEN void  pa_span_check_empty(pa_span_t* s);   /* before an empty small span is released */
+PA_HIDDEN void  pa_check_remote_block(const pa_block_t* b);  /* taken in from a remote list: its mark */
 PA_HIDDEN void  pa_span_unfull(pa_heap_t* h, pa_span_t* s);
 PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
 

@@ -49,15 +49,57 @@ TEST(shim_bad_double_free_small) {
   su_expect_abort(twice, q, "double free", q);
 }
 
+/* a, b, a: not in a row, with a third block still out, so neither the head
+   check nor the count catches it at free; malloc does when it reaches the
+   second copy of a (the first copy's malloc cleared its mark). */
+static void twice_not_in_a_row(void* a) {
+  void* b = malloc(64);
+  void* keep = malloc(64);
+  free(a); free(b); free(a);
+  for (int i = 0; i < 8; i++) { void* q = malloc(64); (void)q; }
+  free(keep);
+}
+
+TEST(shim_bad_double_free_not_in_a_row) {
+  void* a = malloc(64);
+  su_expect_abort(twice_not_in_a_row, a, "double free", a);
+}
+
+/* A full span (not the current one) gets every block back while one is
+   still out, because one was freed twice: the count says empty, and the
+   check before the span goes back to its chunk finds the duplicate. */
+enum { SPAN_FILL = 3000 };                    /* > 65536 / 48 blocks of 48 bytes */
+static void* span_blocks[SPAN_FILL];
+static void twice_then_span_empties(void* unused) {
+  (void)unused;
+  char* first = span_blocks[0];
+  size_t k = 0;                               /* the blocks of first's span */
+  while (k < SPAN_FILL && (uintptr_t)span_blocks[k] >> 16 == (uintptr_t)first >> 16) k++;
+  free(span_blocks[0]);
+  for (size_t i = 2; i < k; i++) free(span_blocks[i]);   /* block 1 stays out */
+  free(span_blocks[0]);                       /* the second free of block 0: count reaches 0 */
+}
+
+TEST(shim_bad_double_free_found_when_span_empties) {
+  for (size_t i = 0; i < SPAN_FILL; i++) span_blocks[i] = malloc(48);
+  CHECK((uintptr_t)span_blocks[SPAN_FILL - 1] >> 16 != (uintptr_t)span_blocks[0] >> 16, "expected a second span");
+  su_expect_abort(twice_then_span_empties, NULL, "double free", span_blocks[0]);
+  for (size_t i = 0; i < SPAN_FILL; i++) free(span_blocks[i]);
+}
+
 static void* thread_free(void* p) { free(p); return NULL; }
 static void twice_cross_thread(void* p) {
   pthread_t t;
   pthread_create(&t, NULL, thread_free, p);   /* first free from another thread */
   pthread_join(t, NULL);
   free(p);                                     /* second from the owner */
+  for (int i = 0; i < 200000; i++) { void* q = malloc(40); (void)q; }   /* owner refills: collects */
 }
 
 TEST(shim_bad_double_free_cross_thread) {
+  /* The owner's free does not read the block; the owner catches the
+     duplicate when it takes the remote free in (the block carries the
+     owner's mark there, not the remote one). */
   void* p = malloc(40);
   su_expect_abort(twice_cross_thread, p, "double free", p);
 }
