@@ -144,7 +144,9 @@ static int block_is_free(pa_span_t* s, const pa_block_t* b) {
 static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
   if (unlikely(pa_marked(b))) double_free(b);         /* the owner's lists are not ours to walk */
   b->mark = pa_remote_mark(b);
-  pa_heap->n_remote++;
+  pa_heap_t* me = pa_heap;
+  if (unlikely(me == &pa_heap_empty)) pa_adopt_hint = s->heap;   /* no heap yet: see heap.c */
+  me->n_remote++;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   for (;;) {
     if (unlikely(tf & PA_TF_DELAYED)) {

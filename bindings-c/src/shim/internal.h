@@ -200,6 +200,8 @@ extern PA_HIDDEN int pa_inited;
 extern PA_HIDDEN pa_heap_t pa_heap_empty;
 extern PA_HIDDEN pa_span_t pa_span_empty;
 extern PA_HIDDEN __thread pa_heap_t* pa_heap __attribute__((tls_model("initial-exec")));
+/* A thread without a heap yet: the heap that owns the block it freed last (heap.c) */
+extern PA_HIDDEN __thread pa_heap_t* pa_adopt_hint __attribute__((tls_model("initial-exec")));
 extern PA_HIDDEN pthread_mutex_t pa_chunk_lock;
 extern PA_HIDDEN pthread_mutex_t pa_heap_lock;
 extern PA_HIDDEN pthread_mutex_t pa_reg_lock;
