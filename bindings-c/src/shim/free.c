@@ -239,23 +239,20 @@ static PA_NOINLINE void free_generic(void* p) {
 
 static PA_NOINLINE PA_COLD void free_bad(void* p) { bad_pointer(p, "free"); }
 
-/* A block of a small span the calling thread owns: table, span tag, block
- * geometry, owner, free mark, push — all on the first line of the span
- * descriptor and the block's own line. Anything else leaves through one of
+/* A block of a small span the calling thread owns: span table, span tag,
+ * block geometry, bump pointer, owner, list head, push — all on the first
+ * line of the span descriptor and the block's own line. Anything else leaves through one of
  * the out-of-line calls (all tail calls: no frame here). */
 PA_HIDDEN void pa_free(void* p) {
   uintptr_t a = (uintptr_t)p;
   /* above the address space, or not 16-aligned (blocks start on 16-byte
      boundaries): one test */
   if (unlikely(a & (~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1)))) { free_generic(p); return; }
-  uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
-  /* t == 0 (not ours, NULL included) or a huge chunk: one compare */
-  if (unlikely((uint8_t)(t - 1) >= PA_TABLE_HUGE - 1)) { free_generic(p); return; }
-  uintptr_t c = a & ((uintptr_t)-1 << t);
-  /* &c->spans[(a - c) >> PA_SLICE_SHIFT], the shift and the scaling folded
-     into one shift and a mask */
+  uintptr_t first = atomic_load_explicit(&pa_span_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
+  /* 0: not ours (NULL included), or a huge chunk */
+  if (unlikely(first == 0)) { free_generic(p); return; }
   _Static_assert(sizeof(pa_span_t) == 128, "span descriptor: 128 bytes");
-  pa_span_t* s = (pa_span_t*)((char*)((pa_chunk*)c)->spans + (((a - c) >> (PA_SLICE_SHIFT - 7)) & ~(uintptr_t)127));
+  pa_span_t* s = (pa_span_t*)(first + ((a >> (PA_SLICE_SHIFT - 7)) & ((((uintptr_t)1 << (PA_TABLE_SHIFT - PA_SLICE_SHIFT)) - 1) << 7)));
   /* intact check word and kind SMALL in one compare; tails of multi-slice
      spans, large spans and damaged headers all go the generic way */
   if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
