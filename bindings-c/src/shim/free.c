@@ -54,6 +54,11 @@ static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
   pa_fatal_ptr("free(): double free detected for pointer", p);
 }
 
+/* The fast path's ways out to an abort. noipa: the compiler must not learn
+ * that they never return, so they stay tail jumps and free needs no frame. */
+static __attribute__((noinline, noipa, cold)) void free_bad(void* p) { bad_pointer(p, "free"); }
+static __attribute__((noinline, noipa, cold)) void free_twice_in_a_row(void* p) { double_free(p); }
+
 PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_list_corrupt(const void* b) {
   pa_fatal_ptr("malloc(): double free (or a write after free) detected for pointer", b);
 }
@@ -178,7 +183,8 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
  * thread h. The block is written, not read (see the top of the file). */
 static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
   pa_block_t* head = s->free;
-  if (unlikely(b == head)) double_free(b);          /* freed twice in a row */
+  if (unlikely(b == head)) { free_twice_in_a_row(b); return; }
+
   b->next = head;
   b->mark = pa_free_mark(b);
   s->free = b;
@@ -237,7 +243,6 @@ static PA_NOINLINE void free_generic(void* p) {
   free_local(h, s, (pa_block_t*)p);
 }
 
-static PA_NOINLINE PA_COLD void free_bad(void* p) { bad_pointer(p, "free"); }
 
 /* A block of a small span the calling thread owns: span table, span tag,
  * block geometry, bump pointer, owner, list head, push — all on the first
