@@ -88,16 +88,22 @@ static void prodcons(void) {
 /* 3. larson-like server: 2 worker threads, each owns 10 000 slots of 16..1024 B and replaces random
  *    ones; every round each worker's slots are inherited by a NEW thread (frees of objects another,
  *    exited thread allocated) — 20 rounds x 2 threads x 1 M ops. */
-typedef struct { char** slot; uint64_t seed; long ops; int cpu; } lw_t;
+/* One cache line per worker: the two workers' descriptors side by side on the main thread's stack would
+ * share a line (false sharing: 2-3x slower, depending on where ASLR put the stack). The seed lives in a
+ * local while the worker runs. */
+typedef struct { char** slot; uint64_t seed; long ops; int cpu; } __attribute__((aligned(64))) lw_t;
 static void* larson_worker(void* a) {
   lw_t* w = a;
   pin_to(w->cpu);
+  uint64_t seed = w->seed;
+  char** slot = w->slot;
   for (long i = 0; i < w->ops; i++) {
-    size_t k = rnd(&w->seed) % 10000;
-    free(w->slot[k]);
-    w->slot[k] = malloc(16 + rnd(&w->seed) % 1009);
-    w->slot[k][0] = 1;
+    size_t k = rnd(&seed) % 10000;
+    free(slot[k]);
+    slot[k] = malloc(16 + rnd(&seed) % 1009);
+    slot[k][0] = 1;
   }
+  w->seed = seed;
   return NULL;
 }
 static void larson(void) {

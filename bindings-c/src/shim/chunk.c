@@ -15,6 +15,7 @@ PA_HIDDEN pa_chunk* pa_chunks;
 PA_HIDDEN pa_chunk* pa_huge_chunks;   /* free huge chunks, by next_free */
 PA_HIDDEN pa_chunk* pa_huge_all;      /* every huge chunk, by next */
 PA_HIDDEN _Atomic(uint8_t)* pa_table;
+PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
 PA_HIDDEN pa_gstats_t pa_gstats;
 
 static unsigned log2_ceil(size_t x) {
@@ -26,7 +27,13 @@ static unsigned log2_ceil(size_t x) {
  * Release order: the header is fully written before any thread can find it. */
 static void table_set(pa_chunk* c, size_t size, uint8_t shift) {
   uintptr_t g0 = (uintptr_t)c >> PA_TABLE_SHIFT, g1 = ((uintptr_t)c + size) >> PA_TABLE_SHIFT;
-  for (uintptr_t g = g0; g < g1; g++) atomic_store_explicit(&pa_table[g], shift, memory_order_release);
+  int regular = shift != 0 && !(shift & PA_TABLE_HUGE);
+  for (uintptr_t g = g0; g < g1; g++) {
+    /* the span descriptors of the granule's first slice: free's fast path adds the slice's index */
+    uintptr_t first = regular ? (uintptr_t)&c->spans[((g - g0) << PA_TABLE_SHIFT) >> PA_SLICE_SHIFT] : 0;
+    atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
+    atomic_store_explicit(&pa_table[g], shift, memory_order_release);
+  }
 }
 
 PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }

@@ -153,6 +153,9 @@ PA_HIDDEN PA_COLD void pa_init_slow(void) {
   void* t = mmap(NULL, tlen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (t == MAP_FAILED) { pa_write_str(2, "pinarena: cannot map the owner table\n"); abort(); }
   pa_table = (_Atomic(uint8_t)*)t;
+  t = mmap(NULL, tlen * sizeof(uintptr_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (t == MAP_FAILED) { pa_write_str(2, "pinarena: cannot map the span table\n"); abort(); }
+  pa_span_table = (_Atomic(uintptr_t)*)t;
   errno = saved;
   pa_inited = 1;
   atomic_store(&init_state, 2);

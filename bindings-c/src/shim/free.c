@@ -54,6 +54,11 @@ static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
   pa_fatal_ptr("free(): double free detected for pointer", p);
 }
 
+/* The fast path's ways out to an abort. noipa: the compiler must not learn
+ * that they never return, so they stay tail jumps and free needs no frame. */
+static __attribute__((noinline, noipa, cold)) void free_bad(void* p) { bad_pointer(p, "free"); }
+static __attribute__((noinline, noipa, cold)) void free_twice_in_a_row(void* p) { double_free(p); }
+
 PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_list_corrupt(const void* b) {
   pa_fatal_ptr("malloc(): double free (or a write after free) detected for pointer", b);
 }
@@ -144,7 +149,9 @@ static int block_is_free(pa_span_t* s, const pa_block_t* b) {
 static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
   if (unlikely(pa_marked(b))) double_free(b);         /* the owner's lists are not ours to walk */
   b->mark = pa_remote_mark(b);
-  pa_heap->n_remote++;
+  pa_heap_t* me = pa_heap;
+  if (unlikely(me == &pa_heap_empty)) pa_adopt_hint = s->heap;   /* no heap yet: see heap.c */
+  me->n_remote++;
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   for (;;) {
     if (unlikely(tf & PA_TF_DELAYED)) {
@@ -176,7 +183,8 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
  * thread h. The block is written, not read (see the top of the file). */
 static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
   pa_block_t* head = s->free;
-  if (unlikely(b == head)) double_free(b);          /* freed twice in a row */
+  if (unlikely(b == head)) { free_twice_in_a_row(b); return; }
+
   b->next = head;
   b->mark = pa_free_mark(b);
   s->free = b;
@@ -235,25 +243,21 @@ static PA_NOINLINE void free_generic(void* p) {
   free_local(h, s, (pa_block_t*)p);
 }
 
-static PA_NOINLINE PA_COLD void free_bad(void* p) { bad_pointer(p, "free"); }
 
-/* A block of a small span the calling thread owns: table, span tag, block
- * geometry, owner, free mark, push — all on the first line of the span
- * descriptor and the block's own line. Anything else leaves through one of
+/* A block of a small span the calling thread owns: span table, span tag,
+ * block geometry, bump pointer, owner, list head, push — all on the first
+ * line of the span descriptor and the block's own line. Anything else leaves through one of
  * the out-of-line calls (all tail calls: no frame here). */
 PA_HIDDEN void pa_free(void* p) {
   uintptr_t a = (uintptr_t)p;
   /* above the address space, or not 16-aligned (blocks start on 16-byte
      boundaries): one test */
   if (unlikely(a & (~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1)))) { free_generic(p); return; }
-  uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
-  /* t == 0 (not ours, NULL included) or a huge chunk: one compare */
-  if (unlikely((uint8_t)(t - 1) >= PA_TABLE_HUGE - 1)) { free_generic(p); return; }
-  uintptr_t c = a & ((uintptr_t)-1 << t);
-  /* &c->spans[(a - c) >> PA_SLICE_SHIFT], the shift and the scaling folded
-     into one shift and a mask */
+  uintptr_t first = atomic_load_explicit(&pa_span_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
+  /* 0: not ours (NULL included), or a huge chunk */
+  if (unlikely(first == 0)) { free_generic(p); return; }
   _Static_assert(sizeof(pa_span_t) == 128, "span descriptor: 128 bytes");
-  pa_span_t* s = (pa_span_t*)((char*)((pa_chunk*)c)->spans + (((a - c) >> (PA_SLICE_SHIFT - 7)) & ~(uintptr_t)127));
+  pa_span_t* s = (pa_span_t*)(first + ((a >> (PA_SLICE_SHIFT - 7)) & ((((uintptr_t)1 << (PA_TABLE_SHIFT - PA_SLICE_SHIFT)) - 1) << 7)));
   /* intact check word and kind SMALL in one compare; tails of multi-slice
      spans, large spans and damaged headers all go the generic way */
   if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }

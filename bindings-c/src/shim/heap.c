@@ -7,7 +7,10 @@
  *
  * Thread exit (pthread key destructor) hands the heap back: empty spans go
  * back to their chunks, the heap with whatever is still allocated joins the
- * abandoned list, and the next new thread adopts it whole. Because heaps are
+ * abandoned list, and a new thread adopts it whole: the heap that owns the
+ * last block the thread freed before it had a heap, if that heap is
+ * abandoned (a thread taking over another's objects frees them locally from
+ * then on), else the one abandoned last. Because heaps are
  * adopted whole and never freed, span->heap never changes while a span is in
  * use, and a remote freer can always push onto that heap's `delayed` list.
  */
@@ -24,6 +27,7 @@ PA_HIDDEN pa_heap_t pa_heap_empty = {
   .cur = { [0 ... PA_NCLASS - 1] = &pa_span_empty },
 };
 PA_HIDDEN __thread pa_heap_t* pa_heap __attribute__((tls_model("initial-exec"))) = &pa_heap_empty;
+PA_HIDDEN __thread pa_heap_t* pa_adopt_hint __attribute__((tls_model("initial-exec")));
 PA_HIDDEN pthread_mutex_t pa_heap_lock = PTHREAD_MUTEX_INITIALIZER;
 PA_HIDDEN pa_heap_t* pa_heaps;
 static pa_heap_t* abandoned;
@@ -56,9 +60,13 @@ PA_HIDDEN pa_heap_t* pa_heap_init_thread(void) {
   if (!heap_key_made) {                       /* lazily; pthread_key_create does not allocate */
     if (pthread_key_create(&heap_key, heap_thread_done) == 0) heap_key_made = 1;
   }
-  pa_heap_t* h = abandoned;
-  if (h != NULL) abandoned = h->next_abandoned;
-  else {
+  pa_heap_t* h = NULL;
+  for (pa_heap_t** link = &abandoned; *link != NULL; link = &(*link)->next_abandoned) {
+    if (*link == pa_adopt_hint) { h = *link; *link = h->next_abandoned; break; }
+  }
+  pa_adopt_hint = NULL;
+  if (h == NULL && (h = abandoned) != NULL) abandoned = h->next_abandoned;
+  if (h == NULL) {
     h = meta_heap();
     if (h != NULL) {
       memset(h, 0, sizeof(*h));

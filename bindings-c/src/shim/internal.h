@@ -16,13 +16,19 @@
  * blocks of one size class (owned by one heap), or one large object. A huge
  * object gets a chunk of its own (kind PA_CHUNK_HUGE), kept for reuse.
  *
- * Owner lookup: pa_table[addr >> 21] is 0 for addresses that are not ours,
- * else log2 of the size of the chunk that covers them (bit 7 set for a huge
- * chunk), so the chunk is addr & ~(2^shift - 1). The first cache line of the
- * span descriptor (check word, kind, block geometry, bump pointer) then
- * validates the pointer in O(1), and the free mark in the block's second
- * word (see pa_free_mark) tells a block that is out from one already free;
- * free reads no other line of the chunk header.
+ * Owner lookup, two flat tables indexed by addr >> 21 (one entry per 2 MiB,
+ * the smallest chunk), both mapped NORESERVE and touched only where chunks
+ * are: pa_table[] is 0 for addresses that are not ours, else log2 of the
+ * size of the chunk that covers them (bit 7 set for a huge chunk), so the
+ * chunk is addr & ~(2^shift - 1); pa_span_table[] is, for a regular chunk,
+ * the address of the span descriptor of the granule's first slice (else 0),
+ * so free finds the descriptor with one load and one add, the add not
+ * waiting on the load's value to be shifted (64 MiB and 512 MiB of address
+ * space). The first cache line of the span descriptor (check word, kind,
+ * block geometry, bump pointer) then validates the pointer in O(1), and the
+ * free mark in the block's second word (see pa_free_mark) tells a block
+ * that is out from one already free; free reads no other line of the chunk
+ * header.
  */
 #ifndef PA_SHIM_INTERNAL_H
 #define PA_SHIM_INTERNAL_H
@@ -196,10 +202,13 @@ enum { PA_REGSEL_AUTO = 0, PA_REGSEL_VERBS, PA_REGSEL_URING, PA_REGSEL_MLOCK, PA
 
 extern PA_HIDDEN pa_opts_t pa_opts;
 extern PA_HIDDEN _Atomic(uint8_t)* pa_table;
+extern PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
 extern PA_HIDDEN int pa_inited;
 extern PA_HIDDEN pa_heap_t pa_heap_empty;
 extern PA_HIDDEN pa_span_t pa_span_empty;
 extern PA_HIDDEN __thread pa_heap_t* pa_heap __attribute__((tls_model("initial-exec")));
+/* A thread without a heap yet: the heap that owns the block it freed last (heap.c) */
+extern PA_HIDDEN __thread pa_heap_t* pa_adopt_hint __attribute__((tls_model("initial-exec")));
 extern PA_HIDDEN pthread_mutex_t pa_chunk_lock;
 extern PA_HIDDEN pthread_mutex_t pa_heap_lock;
 extern PA_HIDDEN pthread_mutex_t pa_reg_lock;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,45 @@ TEST(shim_threads_exit_hand_back) {
   for (int i = 0; i < 300; i++) { CHECK(((unsigned char*)keep[i])[99] == 0x33, "survivor %d", i); free(keep[i]); }
   CHECK(b.chunks <= a.chunks + 2, "chunks grew with threads: %llu -> %llu", (unsigned long long)a.chunks, (unsigned long long)b.chunks);
   NOTE("chunks after 10 threads %llu, after 300 threads %llu", (unsigned long long)a.chunks, (unsigned long long)b.chunks);
+}
+
+enum { ADOPT_N = 1000 };
+typedef struct { void** v; _Atomic int ready, go; } holder_t;
+static void* alloc_and_hold(void* arg) {
+  holder_t* h = arg;
+  for (int i = 0; i < ADOPT_N; i++) { h->v[i] = malloc(96); memset(h->v[i], 0x5a, 96); }
+  atomic_store(&h->ready, 1);
+  while (!atomic_load(&h->go)) sched_yield();
+  return NULL;
+}
+static void* free_then_malloc(void* arg) {
+  void** v = arg;
+  free(v[0]);                                  /* no heap yet: a remote free into the dead thread's heap */
+  void* p = malloc(32);                        /* gets a heap: the one v came from */
+  for (int i = 1; i < ADOPT_N; i++) free(v[i]);
+  free(p);
+  return NULL;
+}
+
+TEST(shim_threads_new_thread_adopts_the_heap_it_frees_into) {
+  static void* from_x[ADOPT_N];
+  static void* from_y[ADOPT_N];
+  holder_t x = { .v = from_x }, y = { .v = from_y };
+  pthread_t tx, ty, t;
+  /* both alive at once, so they have two heaps; x's is abandoned first, y's last (adopted next by default) */
+  pthread_create(&tx, NULL, alloc_and_hold, &x);
+  pthread_create(&ty, NULL, alloc_and_hold, &y);
+  while (!atomic_load(&x.ready) || !atomic_load(&y.ready)) sched_yield();
+  atomic_store(&x.go, 1); pthread_join(tx, NULL);
+  atomic_store(&y.go, 1); pthread_join(ty, NULL);
+  pinarena_stats_t a, b;
+  pinarena_get_stats(&a);
+  pthread_create(&t, NULL, free_then_malloc, from_x); pthread_join(t, NULL);
+  pinarena_get_stats(&b);
+  uint64_t remote = b.remote_frees - a.remote_frees;
+  NOTE("remote frees while a new thread freed %d blocks of a dead thread: %llu", ADOPT_N, (unsigned long long)remote);
+  CHECK(remote <= 1, "the new thread adopted another heap: %llu of %d frees were remote", (unsigned long long)remote, ADOPT_N);
+  for (int i = 0; i < ADOPT_N; i++) free(from_y[i]);
 }
 
 static _Atomic int stop_churn;
