@@ -48,6 +48,7 @@ PA_API void pinarena_set_release_callback(pinarena_release_fn fn, void* arg) {
 
 PA_API size_t pinarena_trim(void) {
   pa_ensure_init();
+  pa_heap_give_back();               /* this thread's empty spans first: they may be all a chunk holds */
   return pa_trim_chunks();
 }
 

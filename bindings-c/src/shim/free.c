@@ -28,6 +28,12 @@
  */
 #include "internal.h"
 
+/* Spans of a size class a heap keeps, empty or not, before an emptied one
+ * goes back to its chunk (pa_free_local_slow). Each is one slice (64 KiB)
+ * for blocks up to 16 KiB; pinarena_trim() gives the calling thread's
+ * empty ones back. */
+#define PA_KEEP_EMPTY 8
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,8 +296,11 @@ static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_sp
 PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b) {
   if ((s->used & ~PA_USED_FULL) > PA_SPAN_MAX_BLOCKS) local_list_double_free(s, b);   /* below zero */
   if (s->used & PA_USED_FULL) pa_span_unfull(h, s);
-  if (s->used != 0 || h->cur[s->cls] == s) return;
-  /* empty and not the class's current span: back to the chunk */
+  /* Empty. The class's current span stays, and so does any span while the
+     class has few: a program that fills and empties a few spans over and
+     over keeps them, carved, instead of returning and re-carving them. The
+     rest go back to the chunk, for any class or large object. */
+  if (s->used != 0 || h->cur[s->cls] == s || h->nqueued[s->cls] <= PA_KEEP_EMPTY) return;
   pa_span_check_empty(s);
   pa_queue_remove(h, s);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);

@@ -109,6 +109,11 @@ static void heap_collect_all(pa_heap_t* h) {
   for (size_t c = 1; c < PA_NCLASS; c++) pa_set_cur(h, c, h->queue[c] ? h->queue[c] : &pa_span_empty);
 }
 
+PA_HIDDEN void pa_heap_give_back(void) {
+  pa_heap_t* h = pa_heap;
+  if (h != &pa_heap_empty) heap_collect_all(h);
+}
+
 static void heap_thread_done(void* arg) {
   pa_heap_t* h = (pa_heap_t*)arg;
   if (h == NULL || h == &pa_heap_empty) return;

@@ -168,6 +168,7 @@ typedef struct pa_heap_s {
   pa_span_t*         cur[PA_NCLASS];    /* span the fast path allocates from */
   pa_span_t*         queue[PA_NCLASS];  /* spans of that class that may have room (first) */
   pa_span_t*         qlast[PA_NCLASS];  /* ... and the last: spans back from the full list queue up here */
+  uint32_t           nqueued[PA_NCLASS]; /* spans on queue[] (owner only; free.c keeps emptied ones while few) */
   pa_span_t*         full;              /* spans with no room (thread_free tagged DELAYED) */
   _Atomic(pa_block_t*) delayed;         /* blocks freed by others into full spans */
   /* Statistics, exact but kept off the malloc fast path (pa_small_counts):
@@ -282,16 +283,19 @@ static inline void pa_queue_remove(pa_heap_t* h, pa_span_t* s) {
   if (s->prev) s->prev->next = s->next; else h->queue[s->cls] = s->next;
   if (s->next) s->next->prev = s->prev; else h->qlast[s->cls] = s->prev;
   s->prev = s->next = NULL;
+  h->nqueued[s->cls]--;
 }
 static inline void pa_queue_push_front(pa_heap_t* h, pa_span_t* s) {
   s->prev = NULL; s->next = h->queue[s->cls];
   if (s->next) s->next->prev = s; else h->qlast[s->cls] = s;
   h->queue[s->cls] = s;
+  h->nqueued[s->cls]++;
 }
 static inline void pa_queue_push_back(pa_heap_t* h, pa_span_t* s) {
   s->next = NULL; s->prev = h->qlast[s->cls];
   if (s->prev) s->prev->next = s; else h->queue[s->cls] = s;
   h->qlast[s->cls] = s;
+  h->nqueued[s->cls]++;
 }
 
 /* The class's current span, and the malloc fast path's copies of it: one
@@ -332,6 +336,7 @@ PA_HIDDEN void  pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* re
 PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);
 PA_HIDDEN void  pa_heap_collect_delayed(pa_heap_t* h);
 PA_HIDDEN void  pa_atfork_install(void);
+PA_HIDDEN void  pa_heap_give_back(void);               /* the calling thread's empty spans, to their chunks */
 
 /* alloc.c */
 PA_HIDDEN void* pa_malloc_generic(pa_heap_t* h, size_t n);

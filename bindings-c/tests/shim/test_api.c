@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,46 @@ TEST(shim_trim_calls_release_callback) {
   CHECK(st.released_bytes >= got, "stats released");
   NOTE("trim released %zu bytes, callback saw base %p", got, released_base);
   pinarena_set_release_callback(NULL, NULL);
+}
+
+/* A heap keeps a class's emptied spans while the class has few (no return
+   and re-carve per fill/empty cycle); more go back to the chunk at once;
+   pinarena_trim() gives the calling thread's empty ones back. In a thread
+   of its own: a fresh heap, 48-byte blocks in no other span. */
+enum { KEEP_BLOCKS = 65536 / 48 * 3, MANY_BLOCKS = 65536 / 48 * 14 };
+static void* fill_empty_trim(void* arg) {
+  size_t* used = arg;                          /* mallinfo2().uordblks at each step */
+  static void* v[MANY_BLOCKS];
+  size_t k = 0;
+  used[k++] = mallinfo2().uordblks;
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < KEEP_BLOCKS; i++) v[i] = malloc(48);
+    used[k++] = mallinfo2().uordblks;
+    for (int i = 0; i < KEEP_BLOCKS; i++) free(v[i]);
+    used[k++] = mallinfo2().uordblks;
+  }
+  for (int i = 0; i < MANY_BLOCKS; i++) v[i] = malloc(48);
+  used[k++] = mallinfo2().uordblks;
+  for (int i = 0; i < MANY_BLOCKS; i++) free(v[i]);
+  used[k++] = mallinfo2().uordblks;
+  pinarena_trim();
+  used[k++] = mallinfo2().uordblks;
+  return NULL;
+}
+
+TEST(shim_emptied_spans_kept_while_few_given_back_by_trim) {
+  size_t u[8];
+  pthread_t t;
+  pthread_create(&t, NULL, fill_empty_trim, u);
+  pthread_join(t, NULL);
+  const size_t span = 65536;
+  NOTE("bytes in use: start %zu, 3 spans %zu, emptied %zu, again %zu, emptied %zu, 14 spans %zu, emptied %zu, trimmed %zu",
+       u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7]);
+  CHECK(u[1] >= u[0] + 3 * span, "three spans taken: %zu -> %zu", u[0], u[1]);
+  CHECK(u[2] == u[1], "emptied spans of a class with few are kept: %zu -> %zu", u[1], u[2]);
+  CHECK(u[3] == u[2] && u[4] == u[3], "the second fill reuses them: %zu, %zu", u[3], u[4]);
+  CHECK(u[6] + 5 * span <= u[5], "with many, emptied spans go back at once: %zu -> %zu", u[5], u[6]);
+  CHECK(u[7] + 3 * span <= u[6], "trim gives the kept ones back: %zu -> %zu", u[6], u[7]);
 }
 
 TEST(shim_set_pd_needs_verbs) {
