@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Two threads, each allocating a buffer, handing it to the other through an SPSC ring, and freeing the
  * buffer the other handed over: almost every free is a cross-thread free. When a ring is full the buffer is
  * freed locally instead (the benchmark never blocks). One op = one allocate and one free on each thread.
+ * Each thread runs on a CPU of its own ({@link CpuAffinity}).
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -112,12 +113,17 @@ public class CrossThreadFreeBenchmark
         int mine;
         int theirs;
 
-        /** @param shared the shared state that numbers the sides. */
+        /**
+         * Numbers the side and pins this benchmark thread to a CPU of its own.
+         *
+         * @param shared the shared state that numbers the sides.
+         */
         @Setup
         public void pick(final Shared shared)
         {
             mine = shared.sides.getAndIncrement() & 1;
             theirs = 1 - mine;
+            CpuAffinity.pinCallingThread(mine);
         }
     }
 
