@@ -4,7 +4,7 @@
 #ifndef PA_TEST_MAP_AT_H
 #define PA_TEST_MAP_AT_H
 
-#include "util.h"
+#include "runner.h"
 
 #include <errno.h>
 #include <string.h>

@@ -60,7 +60,7 @@ void pa_note(const char* fmt, ...) {
   fflush(stdout);
 }
 
-static double now_s(void) {
+double pa_test_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     if (pipe(p) != 0) { perror("pipe"); return 2; }
     printf("RUN  %s\n", t->name);
     fflush(stdout);
-    double t0 = now_s();
+    double t0 = pa_test_now();
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); return 2; }
     if (pid == 0) {
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     ssize_t n = read(p[0], reason, sizeof(reason) - 1);
     close(p[0]);
     reason[n > 0 ? n : 0] = 0;
-    double ms = (now_s() - t0) * 1e3;
+    double ms = (pa_test_now() - t0) * 1e3;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
       passed++;
       printf("PASS %s (%.0f ms)\n", t->name, ms);

@@ -24,6 +24,8 @@ __attribute__((noreturn, format(printf, 1, 2)))
 void pa_skip(const char* fmt, ...);
 __attribute__((noreturn))
 void pa_fail_call(const char* file, int line, const char* call, int err);
+/* CLOCK_MONOTONIC in seconds (the runner times each test with it). */
+double pa_test_now(void);
 /* Informational line in the test's output. */
 __attribute__((format(printf, 1, 2)))
 void pa_note(const char* fmt, ...);

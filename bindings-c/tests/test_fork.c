@@ -4,7 +4,8 @@
  * (anonymous memory since about 5.9, hugetlb shortly after) gives the child a
  * COPY of any page that may be DMA-pinned instead of sharing it copy-on-write?
  * The tests below answer it on the running kernel; see FORK.md. */
-#include "util.h"
+#include "sent_bytes.h"
+#include "kernel_view.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -43,7 +44,7 @@ static void fork_pinned(pa_backing_t backing) {
 
   int go[2];
   CHECK(pipe(go) == 0, "pipe");
-  double t0 = tu_now();
+  double t0 = pa_test_now();
   pid_t pid = fork();
   CHECK(pid >= 0, "fork");
   if (pid == 0) {
@@ -56,7 +57,7 @@ static void fork_pinned(pa_backing_t backing) {
     if (tu_first_not(c.addr, FK_LEN, 'c') >= 0) _exit(12);
     _exit(0);
   }
-  double fork_ms = (tu_now() - t0) * 1e3;
+  double fork_ms = (pa_test_now() - t0) * 1e3;
   memset(c.addr, 'Q', FK_LEN);                     /* parent writes while the child is alive */
   tu_pfns(c.addr, FK_PAGES, fk_pfn_now);
   send_byte(go[1]);

@@ -4,7 +4,8 @@
  * physical pages; the registration still points at the OLD ones, so a send
  * through it transmits stale data. A pinarena chunk is registered once and
  * never returned to the OS, so "free + malloc" reuses the same pages. */
-#include "util.h"
+#include "sent_bytes.h"
+#include "kernel_view.h"
 
 #include <malloc.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* test_memlock.c — RLIMIT_MEMLOCK accounting of pins and locks. */
-#include "util.h"
+#include "sent_bytes.h"
+#include "kernel_view.h"
 
 #include <errno.h>
 #include <linux/capability.h>

@@ -1,5 +1,5 @@
 /* test_os.c — chunk mapping: backings, fallback, alignment, page size read back. */
-#include "util.h"
+#include "kernel_view.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* test_pagemap.c — virtual -> physical frames. */
-#include "util.h"
+#include "kernel_view.h"
 
 #include <errno.h>
 #include <sys/mman.h>

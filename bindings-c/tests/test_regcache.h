@@ -4,7 +4,8 @@
 #ifndef PA_TEST_REGCACHE_H
 #define PA_TEST_REGCACHE_H
 
-#include "util.h"
+#include "sent_bytes.h"
+#include "kernel_view.h"
 #include "map_at.h"
 #include "regcache.h"
 #include "ivset.h"

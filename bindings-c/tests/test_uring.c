@@ -1,5 +1,6 @@
 /* test_uring.c — io_uring sparse fixed buffers as a pin backend. */
-#include "util.h"
+#include "sent_bytes.h"
+#include "kernel_view.h"
 
 #include <errno.h>
 #include <string.h>
@@ -45,9 +46,9 @@ TEST(uring_register_splits_over_1g) {
   char* p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   CHECK(p != MAP_FAILED, "mmap");
   pa_uring_reg_t r;
-  double t0 = tu_now();
+  double t0 = pa_test_now();
   CHECK_OK("io_uring_register", pa_uring_register(&u, p, len, &r));   /* pins = faults in all pages */
-  NOTE("registered %zu MiB (4 KiB pages, faulted by the pin) in %.0f ms", len >> 20, (tu_now() - t0) * 1e3);
+  NOTE("registered %zu MiB (4 KiB pages, faulted by the pin) in %.0f ms", len >> 20, (pa_test_now() - t0) * 1e3);
   CHECK(r.count == 2, "1 GiB + 4 MiB took %u slots, want 2", r.count);
   CHECK(pa_uring_slot_for(&r, p, 4096) == (int)r.first, "first piece slot");
   CHECK(pa_uring_slot_for(&r, p + PA_GiB, 4096) == (int)r.first + 1, "second piece slot");
@@ -139,11 +140,11 @@ TEST(uring_register_cost_per_backing) {
     pa_uring_reg_t r;
     double best_reg = 1e9, best_unreg = 1e9;
     for (int k = 0; k < 3; k++) {
-      double t0 = tu_now();
+      double t0 = pa_test_now();
       CHECK_OK("io_uring_register", pa_uring_register(&u, c.addr, c.size, &r));
-      double t1 = tu_now();
+      double t1 = pa_test_now();
       CHECK_OK("unregister", pa_uring_unregister(&u, &r));
-      double t2 = tu_now();
+      double t2 = pa_test_now();
       if (t1 - t0 < best_reg) best_reg = t1 - t0;
       if (t2 - t1 < best_unreg) best_unreg = t2 - t1;
     }

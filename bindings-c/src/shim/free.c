@@ -29,9 +29,9 @@
 #include "internal.h"
 
 /* Spans of a size class a heap keeps, empty or not, before an emptied one
- * goes back to its chunk (pa_free_local_slow). Each is one slice (64 KiB)
- * for blocks up to 16 KiB; pinarena_trim() gives the calling thread's
- * empty ones back. */
+ * goes back to its chunk (pa_free_local_slow); only one-slice spans (64 KiB,
+ * blocks up to 16 KiB) are kept: bigger blocks come in spans of 4 and more
+ * slices. pinarena_trim() gives the calling thread's empty ones back. */
 #define PA_KEEP_EMPTY 8
 
 #include <errno.h>
@@ -300,7 +300,7 @@ PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const 
      class has few: a program that fills and empties a few spans over and
      over keeps them, carved, instead of returning and re-carving them. The
      rest go back to the chunk, for any class or large object. */
-  if (s->used != 0 || h->cur[s->cls] == s || h->nqueued[s->cls] <= PA_KEEP_EMPTY) return;
+  if (s->used != 0 || h->cur[s->cls] == s || (s->nslices == 1 && h->nqueued[s->cls] <= PA_KEEP_EMPTY)) return;
   pa_span_check_empty(s);
   pa_queue_remove(h, s);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);

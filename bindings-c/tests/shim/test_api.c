@@ -1,6 +1,7 @@
 /* test_api.c — the malloc family's semantics through libpinarena.so (this
  * test binary links it, so every allocation below is the shim's). */
-#include "shim_util.h"
+#include "child.h"
+#include "kernel_view.h"
 
 #include <errno.h>
 #include <malloc.h>

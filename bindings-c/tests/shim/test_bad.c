@@ -1,6 +1,6 @@
 /* test_bad.c — bad pointers abort with one line naming the pointer. Each
  * case runs in its own child process. */
-#include "shim_util.h"
+#include "child.h"
 
 #include <malloc.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* test_env.c — settings read from the environment at start-up, checked
  * through a probe process run under LD_PRELOAD. */
-#include "shim_util.h"
+#include "child.h"
 
 #include <stdio.h>
 #include <stdlib.h>

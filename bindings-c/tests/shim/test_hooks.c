@@ -4,7 +4,8 @@
  * order) must see every unmap. Each check sends through the cached region
  * with io_uring WRITE_FIXED: the bytes of the pages the kernel pinned. */
 #define _GNU_SOURCE
-#include "shim_util.h"
+#include "child.h"
+#include "sent_bytes.h"
 #include "test_regcache.h"
 
 #include <dlfcn.h>

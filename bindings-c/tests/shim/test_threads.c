@@ -1,5 +1,5 @@
 /* test_threads.c — cross-thread frees, thread exit, fork. */
-#include "shim_util.h"
+#include "child.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -8,7 +8,8 @@
 #ifndef PA_TEST_VRC_H
 #define PA_TEST_VRC_H
 
-#include "util.h"
+#include "sent_bytes.h"
+#include "kernel_view.h"
 #include "map_at.h"
 #include "regcache.h"
 #include "ivset.h"

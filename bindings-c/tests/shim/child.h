@@ -1,8 +1,9 @@
-/* shim_util.h — helpers for the shim tests: run a snippet in a child and
- * capture how it ended and what it wrote on stderr. */
-#ifndef PA_SHIM_UTIL_H
-#define PA_SHIM_UTIL_H
-#include "util.h"
+/* child.h — the shim tests' child processes: run a snippet in a child and
+ * capture how it ended and what it wrote on stderr, or run a program under
+ * LD_PRELOAD of the shim. */
+#ifndef PA_SHIM_CHILD_H
+#define PA_SHIM_CHILD_H
+#include "runner.h"
 #include "pinarena.h"
 
 typedef struct { int signaled, sig, status; char err[4096]; } su_result_t;

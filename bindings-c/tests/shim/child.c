@@ -1,4 +1,4 @@
-#include "shim_util.h"
+#include "child.h"
 
 #include <signal.h>
 #include <stdio.h>
