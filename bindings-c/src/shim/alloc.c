@@ -65,7 +65,7 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
                                                 memory_order_acquire, memory_order_relaxed)) {}
   pa_block_t* head = (pa_block_t*)(tf & ~PA_TF_DELAYED);
   pa_block_t* tail = head;
-  size_t n = 1, most = (size_t)(s->end - s->start) / s->bsize;
+  size_t n = 1, most = pa_span_capacity(s);
   pa_check_remote_block(tail);           /* before following its link */
   while (tail->next != NULL) {
     tail = tail->next;

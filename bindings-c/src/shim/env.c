@@ -120,14 +120,11 @@ static void read_options(void) {
 /* Filled before the first allocation: class 1 for 0 (malloc(0) gets 16 bytes). */
 PA_HIDDEN uint8_t pa_class_1k[1024 / 16 + 1] = { [0 ... 1024 / 16] = 1 };
 
-/* The classes of internal.h (PA_NCLASS); pa_size_class, for n > 1 KiB, is
- * the last branch of class_of. */
+/* The classes of internal.h (PA_NCLASS). */
 static size_t class_of(size_t n) {
   if (n <= 128) return n == 0 ? 1 : (n + 15) >> 4;
   if (n <= 256) return 9 + ((n - 129) >> 5);
-  size_t m = n - 1;
-  unsigned b = 63u - (unsigned)__builtin_clzl(m);     /* >= 8 */
-  return 13 + (b - 8) * 8 + ((m >> (b - 3)) & 7);
+  return pa_class_above_256(n);
 }
 static void class_sizes(void) {
   for (size_t i = 0; i <= 1024 / 16; i++) pa_class_1k[i] = (uint8_t)class_of(i * 16);

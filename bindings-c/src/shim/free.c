@@ -129,7 +129,7 @@ static inline int block_in_span(const pa_span_t* s, const void* p) {
  * delayed list: remote freers only ever prepend to those two, and the nodes
  * already on them do not change until the owner takes them in. */
 static PA_COLD int owner_finds_free(pa_heap_t* h, const pa_span_t* s, const pa_block_t* b) {
-  size_t most = (size_t)(s->end - s->start) / s->bsize, n = 0;
+  size_t most = pa_span_capacity(s), n = 0;
   for (const pa_block_t* f = s->free; f != NULL && n <= most; f = f->next, n++)
     if (f == b) return 1;
   n = 0;
@@ -280,7 +280,7 @@ PA_API void free(void* p) __attribute__((alias("pa_free")));
  * it). Abort naming the block where the cycle closes, the one freed twice;
  * without a cycle, name `fallback`. */
 static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_span_t* s, const void* fallback) {
-  size_t carved = (size_t)(atomic_load_explicit(&s->bump, memory_order_relaxed) - s->start) / s->bsize, n = 0;
+  size_t carved = pa_span_carved(s), n = 0;
   for (pa_block_t* f = s->free; f != NULL; f = f->next) {
     if (++n <= carved) continue;
     pa_block_t *slow = s->free, *fast = s->free;            /* Floyd: meet in the cycle */
@@ -314,7 +314,7 @@ PA_HIDDEN void pa_span_check_empty(pa_span_t* s) {
   /* remote frees pending with none out: a block counted back twice; taking
      them in names it (pa_span_collect) */
   if (atomic_load_explicit(&s->thread_free, memory_order_acquire) > PA_TF_DELAYED) pa_span_collect(s);
-  size_t carved = (size_t)(atomic_load_explicit(&s->bump, memory_order_relaxed) - s->start) / s->bsize, n = 0;
+  size_t carved = pa_span_carved(s), n = 0;
   for (pa_block_t* f = s->free; f != NULL; f = f->next)
     if (++n > carved) local_list_double_free(s, s->start);
   if (n != carved) pa_free_list_corrupt(s->start);   /* a carved block is neither out nor free */

@@ -232,11 +232,16 @@ extern PA_HIDDEN pa_gstats_t pa_gstats;
 
 extern PA_HIDDEN uint8_t pa_class_1k[PA_DIRECT];      /* class of (n + 15) / 16 for n <= 1 KiB */
 
+/* The class of n > 256: 8 per doubling (env.c's class_of for smaller n). */
+static inline size_t pa_class_above_256(size_t n) {
+  size_t m = n - 1;
+  unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 8 */
+  return 13 + (b - 8) * 8 + ((m >> (b - 3)) & 7);
+}
+
 static inline size_t pa_size_class(size_t n) {
   if (likely(n <= 1024)) return pa_class_1k[(n + 15) >> 4];
-  size_t m = n - 1;
-  unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 10 */
-  return 13 + (b - 8) * 8 + ((m >> (b - 3)) & 7);
+  return pa_class_above_256(n);
 }
 
 static inline pa_chunk* pa_chunk_of(const void* p) {
@@ -275,6 +280,12 @@ static inline uintptr_t pa_free_mark(const void* b) { return pa_free_secret ^ (u
 static inline uintptr_t pa_remote_mark(const void* b) { return pa_free_mark(b) ^ 1; }
 /* b carries a free mark, local or remote. */
 static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mark(b)) <= 1; }
+
+/* Blocks a small span holds, and those carved so far (below bump). */
+static inline size_t pa_span_capacity(const pa_span_t* s) { return (size_t)(s->end - s->start) / s->bsize; }
+static inline size_t pa_span_carved(const pa_span_t* s) {
+  return (size_t)(atomic_load_explicit(&((pa_span_t*)s)->bump, memory_order_relaxed) - s->start) / s->bsize;
+}
 
 /* Class queues (owner only). New spans go to the front (they become the
  * current span); spans coming back from the full list go to the back, so
