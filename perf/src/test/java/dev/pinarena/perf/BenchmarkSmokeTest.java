@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
@@ -28,27 +29,12 @@ class BenchmarkSmokeTest
     @Test
     void everyBenchmarkRunsOnceAndFeedsTheReport(@TempDir final Path dir) throws Exception
     {
-        final Options options = new OptionsBuilder()
+        final Collection<RunResult> results = runOnce(new OptionsBuilder()
             .include(AllocateFreeBenchmark.class.getSimpleName())
             .include(CrossThreadFreeBenchmark.class.getSimpleName())
             .include(SendMemoryBenchmark.class.getSimpleName())
-            .param("size", "4096", "1048576")
-            .forks(1)
-            .warmupIterations(0)
-            .measurementIterations(1)
-            .measurementTime(TimeValue.milliseconds(50))
-            .shouldFailOnError(true)
-            .build();
-        final Collection<RunResult> results = new Runner(options).run();
+            .param("size", "4096", "1048576"));
         assertEquals(22, results.size(), "4 contenders x 2 sizes x (one thread, two threads) + 3 send strategies x 2 sizes");
-        for (final RunResult result : results)
-        {
-            final double score = result.getPrimaryResult().getScore();
-            if (!(score > 0))
-            {
-                throw new AssertionError(result.getParams().getBenchmark() + " produced no score: " + score);
-            }
-        }
 
         // The suite's CSV and the report sections read what JMH produced.
         JmhSuite.write(results, dir.resolve("jmh.csv"));
@@ -63,9 +49,16 @@ class BenchmarkSmokeTest
     @Test
     void cacheBenchmarkRunsOnce() throws Exception
     {
-        final Options options = new OptionsBuilder()
+        final Collection<RunResult> results = runOnce(new OptionsBuilder()
             .include(CacheHitBenchmark.class.getSimpleName())
-            .param("size", "65536")
+            .param("size", "65536"));
+        assertEquals(3, results.size(), "hit, miss, rawRegistration");
+    }
+
+    /** One short measured iteration of each selected benchmark, in one fork; every one must give a score. */
+    private static Collection<RunResult> runOnce(final ChainedOptionsBuilder selection) throws Exception
+    {
+        final Options options = selection
             .forks(1)
             .warmupIterations(0)
             .measurementIterations(1)
@@ -73,10 +66,14 @@ class BenchmarkSmokeTest
             .shouldFailOnError(true)
             .build();
         final Collection<RunResult> results = new Runner(options).run();
-        assertEquals(3, results.size(), "hit, miss, rawRegistration");
         for (final RunResult result : results)
         {
-            assertEquals(true, result.getPrimaryResult().getScore() > 0, result.getParams().getBenchmark());
+            final double score = result.getPrimaryResult().getScore();
+            if (!(score > 0))
+            {
+                throw new AssertionError(result.getParams().getBenchmark() + " produced no score: " + score);
+            }
         }
+        return results;
     }
 }
