@@ -3,7 +3,8 @@ package dev.pinarena.messaging;
 /**
  * The active messages of the two-node check: the receiver publishes a remote buffer, the sender sends data,
  * puts and gets, and the receiver checks every byte and acknowledges with its registration count.
- * Headers are three longs: sequence, length, seed (requests) or sequence, result, ucp_mem_map calls (ACK).
+ * Headers are four longs: sequence, length, seed, unused (requests) or sequence, result, the receiver's
+ * ucp_mem_map calls and its ibv_reg_mr calls ({@link VerbsRegistrationCounter#NOT_COUNTED} when not counted) (ACK).
  */
 final class CheckProtocol
 {
@@ -20,7 +21,7 @@ final class CheckProtocol
     /** Sender to receiver: stop. */
     static final int BYE = 6;
 
-    static final int HEADER_LENGTH = 24;
+    static final int HEADER_LENGTH = 32;
     static final long OK = -1;
     /** The largest message: buffers of this size are allocated once on each side. */
     static final int MAX_MESSAGE = 4 << 20;

@@ -75,6 +75,7 @@ final class CheckingReceiver
             headerBuffer.putLong(0, ackSequence);
             headerBuffer.putLong(8, ackResult);
             headerBuffer.putLong(16, node.registrar().memMapCalls());
+            headerBuffer.putLong(24, VerbsRegistrationCounter.registrations());
             inFlight = peer.send(CheckProtocol.ACK, header, CheckProtocol.HEADER_LENGTH, header, 0, null);
         }
     }

@@ -28,6 +28,7 @@ final class CheckingSender
     private long ackSequence;
     private long ackResult;
     private long peerMemMapCalls;
+    private long peerVerbsRegistrations;
     private long sequence;
     private long bytesMoved;
 
@@ -53,6 +54,7 @@ final class CheckingSender
             ackSequence = in.getLong(0);
             ackResult = in.getLong(8);
             peerMemMapCalls = in.getLong(16);
+            peerVerbsRegistrations = in.getLong(24);
             acked = true;
             return UcsConstants.STATUS.UCS_OK;
         });
@@ -120,6 +122,11 @@ final class CheckingSender
     long peerMemMapCalls()
     {
         return peerMemMapCalls;
+    }
+
+    long peerVerbsRegistrations()
+    {
+        return peerVerbsRegistrations;
     }
 
     long bytesMoved()

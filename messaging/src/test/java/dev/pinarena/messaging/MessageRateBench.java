@@ -81,6 +81,7 @@ public final class MessageRateBench
             }
             final long[] sent = {0};
             final double[][][] rates = new double[sizes.length][MODES.length][reps];
+            final long[][] verbsRegistrations = new long[sizes.length][MODES.length];
 
             for (int s = 0; s < sizes.length; s++)
             {
@@ -93,9 +94,11 @@ public final class MessageRateBench
                     for (int m = 0; m < MODES.length; m++)
                     {
                         final long mapsBefore = node.registrar().memMapCalls();
+                        final long verbsBefore = VerbsRegistrationCounter.registrations();
                         final long start = System.nanoTime();
                         run(node, peer, MODES[m], sizes[s], counts[s], arenaBuffer, direct, header, sent);
                         rates[s][m][r] = counts[s] * 1e9 / (System.nanoTime() - start);
+                        verbsRegistrations[s][m] += VerbsRegistrationCounter.registrations() - verbsBefore;
                         if (m == 0 && node.registrar().memMapCalls() != mapsBefore)
                         {
                             throw new IllegalStateException("the arena mode mapped memory during the measurement");
@@ -110,6 +113,11 @@ public final class MessageRateBench
                     " arena/direct %.2f, arena/per-message %.2f (medians of %d)%n",
                     sizes[s], arena, median(rates[s][1]), median(rates[s][2]),
                     arena / median(rates[s][1]), arena / median(rates[s][2]), reps);
+                System.out.printf("%7d B: sender ibv_reg_mr calls while measured (%d messages per mode): arena %d," +
+                    " direct %d, per-message %d%s%n", sizes[s], (long)counts[s] * reps, verbsRegistrations[s][0],
+                    verbsRegistrations[s][1], verbsRegistrations[s][2],
+                    VerbsRegistrationCounter.registrations() == VerbsRegistrationCounter.NOT_COUNTED ?
+                    " (not counted: preload target/native/libverbs-reg-counter.so)" : "");
             }
             new UnsafeBuffer(header, 8).putLong(0, 0);
             node.await(peer.send(BenchReceiverMain.STOP, header, 8, header, 0, null));

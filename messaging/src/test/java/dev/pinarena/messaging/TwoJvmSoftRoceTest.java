@@ -7,25 +7,28 @@ import org.junit.jupiter.api.Test;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Two JVMs on the Soft-RoCE testbed (testbed/run-junit): this one sends, a second one ({@link ReceiverMain})
- * receives, over UCX's RC verbs transport on rxe0. Every byte of every active message, put and get (64 B to
- * 4 MiB) is checked; rxe0's packet counter must have counted at least one packet per 4 KiB moved; neither
- * JVM may map memory in UCX after the first round.
+ * Two JVMs on the Soft-RoCE testbed (testbed/run-junit), {@link SenderMain} and {@link ReceiverMain}, over UCX's
+ * RC verbs transport on rxe0. Every byte of every active message, put and get (64 B to 4 MiB) is checked by
+ * them; this test checks that rxe0's packet counters counted at least one packet per 4 KiB moved, and that
+ * after the first round neither JVM mapped memory in UCX ({@code ucp_mem_map}) nor registered any with the
+ * device ({@code ibv_reg_mr}, counted by the preloaded src/test/c/verbs_reg_counter.c in both JVMs).
  */
 @Tag("softroce")
 class TwoJvmSoftRoceTest
@@ -36,6 +39,7 @@ class TwoJvmSoftRoceTest
     private static final int ROUNDS = 3;
     /** The largest RoCE MTU: no packet carries more payload, so bytes / 4096 is a floor on the packet count. */
     private static final long MAX_MTU = 4096;
+    private static final long TIMEOUT_S = 600;
 
     @Test
     void twoJvmsMoveCheckedBytesOverRxe0WithoutRegisteringPerMessage() throws Exception
@@ -48,97 +52,127 @@ class TwoJvmSoftRoceTest
             }
             Assumptions.abort("skipped: no rxe0 (run through testbed/run-junit)");
         }
+        final String counter = VerbsRegistrationCounter.libraryToPreload();
+        assertNotNull(counter, VerbsRegistrationCounter.LIBRARY + " is missing: the module's build makes it");
         final long sentBefore = counter("sent_pkts");
         final long receivedBefore = counter("rcvd_pkts");
 
-        final Process receiver = startReceiver();
-        final List<String> receiverLines = new CopyOnWriteArrayList<>();
-        final CountDownLatch listening = new CountDownLatch(1);
-        final Thread reader = new Thread(() -> readLines(receiver, receiverLines, listening), "receiver-stdout");
-        reader.setDaemon(true);
-        reader.start();
+        final Peer receiver = Peer.start(counter, ReceiverMain.class.getName(), HOST, Integer.toString(PORT));
         try
         {
-            assertTrue(listening.await(180, TimeUnit.SECONDS), "the receiver JVM did not start listening: " + receiverLines);
-
-            final long senderMaps;
-            final long receiverMaps;
-            final long bytesMoved;
-            try (ArenaNode node = ArenaNode.open(NodeConfig.softRoce()))
+            assertTrue(receiver.listening.await(TIMEOUT_S, TimeUnit.SECONDS), "the receiver did not listen: " + receiver.lines);
+            final Peer sender = Peer.start(counter, SenderMain.class.getName(), HOST, Integer.toString(PORT),
+                Integer.toString(ROUNDS));
+            try
             {
-                final CheckingSender sender = new CheckingSender(node, () -> { });
-                sender.connect(new InetSocketAddress(HOST, PORT));
-                sender.round(0);
-                senderMaps = node.registrar().memMapCalls();
-                receiverMaps = sender.peerMemMapCalls();
-                final long warmBytes = sender.bytesMoved();
-                for (int round = 1; round <= ROUNDS; round++)
-                {
-                    sender.round(round);
-                }
-                assertEquals(senderMaps, node.registrar().memMapCalls(), "the sender mapped memory after warm-up");
-                assertEquals(receiverMaps, sender.peerMemMapCalls(), "the receiver mapped memory after warm-up");
-                bytesMoved = sender.bytesMoved();
-                System.out.printf("checked %d bytes (%d after warm-up) in %d active messages, puts and gets each;" +
-                    " ucp_mem_map calls: sender %d, receiver %d, none after warm-up%n",
-                    bytesMoved, bytesMoved - warmBytes, (ROUNDS + 1) * CheckProtocol.SIZES.length, senderMaps,
-                    receiverMaps);
-                sender.bye();
-                sender.close();
+                assertTrue(sender.process.waitFor(TIMEOUT_S, TimeUnit.SECONDS), "the sender did not finish");
+                assertEquals(0, sender.process.exitValue(), "sender exit status; its output: " + sender.lines);
             }
-            assertTrue(receiver.waitFor(180, TimeUnit.SECONDS), "the receiver JVM did not exit");
-            reader.join(10_000);
-            assertEquals(0, receiver.exitValue(), "receiver exit status; its output: " + receiverLines);
-            assertTrue(receiverLines.stream().anyMatch(l -> l.startsWith("RECEIVER DONE")), receiverLines.toString());
+            finally
+            {
+                sender.process.destroyForcibly();
+            }
+            assertTrue(receiver.process.waitFor(TIMEOUT_S, TimeUnit.SECONDS), "the receiver did not finish");
+            assertEquals(0, receiver.process.exitValue(), "receiver exit status; its output: " + receiver.lines);
+
+            final Map<String, Long> s = Peer.values(sender.line("SENDER DONE"));
+            final long bytes = s.get("bytes");
+            assertEquals(s.get("warmMaps"), s.get("maps"), "the sender mapped memory in UCX after warm-up");
+            assertEquals(s.get("peerWarmMaps"), s.get("peerMaps"), "the receiver mapped memory in UCX after warm-up");
+            assertEquals(s.get("warmVerbs"), s.get("verbs"), "the sender registered memory with the device after warm-up");
+            assertEquals(s.get("peerWarmVerbs"), s.get("peerVerbs"),
+                "the receiver registered memory with the device after warm-up");
+            assertTrue(s.get("verbs") >= s.get("maps") && s.get("peerVerbs") >= s.get("peerMaps"),
+                "the counter saw fewer ibv_reg_mr than ucp_mem_map calls: it is not counting " + s);
 
             final long sent = counter("sent_pkts") - sentBefore;
             final long received = counter("rcvd_pkts") - receivedBefore;
-            System.out.printf("rxe0 sent_pkts +%d, rcvd_pkts +%d for %d bytes moved%n", sent, received, bytesMoved);
-            assertTrue(sent >= bytesMoved / MAX_MTU,
-                "rxe0 sent " + sent + " packets for " + bytesMoved + " bytes: the bytes did not go over rxe0");
-            assertTrue(received >= bytesMoved / MAX_MTU, "rxe0 received " + received + " packets");
+            System.out.printf("%s%nrxe0 sent_pkts +%d, rcvd_pkts +%d for %d bytes moved%n",
+                sender.line("SENDER DONE"), sent, received, bytes);
+            assertTrue(sent >= bytes / MAX_MTU, "rxe0 sent " + sent + " packets for " + bytes + " bytes: not over rxe0");
+            assertTrue(received >= bytes / MAX_MTU, "rxe0 received " + received + " packets for " + bytes + " bytes");
         }
         finally
         {
-            receiver.destroyForcibly();
-        }
-    }
-
-    private static Process startReceiver() throws IOException
-    {
-        final String classPath = "target/test-classes:target/classes:" +
-            Files.readString(Paths.get("target/softroce-cp.txt")).trim();
-        final String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        return new ProcessBuilder(java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-            "-cp", classPath, ReceiverMain.class.getName(), HOST, Integer.toString(PORT))
-            .redirectError(ProcessBuilder.Redirect.INHERIT)
-            .start();
-    }
-
-    private static void readLines(final Process process, final List<String> lines, final CountDownLatch listening)
-    {
-        try (BufferedReader in = new BufferedReader(
-            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
-        {
-            String line;
-            while ((line = in.readLine()) != null)
-            {
-                lines.add(line);
-                System.out.println("[receiver] " + line);
-                if (line.equals("LISTENING"))
-                {
-                    listening.countDown();
-                }
-            }
-        }
-        catch (final IOException ex)
-        {
-            lines.add("(reading the receiver's output failed: " + ex + ")");
+            receiver.process.destroyForcibly();
         }
     }
 
     private static long counter(final String name) throws IOException
     {
         return Long.parseLong(Files.readString(RXE_COUNTERS.resolve(name)).trim());
+    }
+
+    /** A child JVM with the registration counter preloaded and its output collected. */
+    private static final class Peer
+    {
+        final Process process;
+        final List<String> lines = new CopyOnWriteArrayList<>();
+        final CountDownLatch listening = new CountDownLatch(1);
+
+        private Peer(final Process process)
+        {
+            this.process = process;
+        }
+
+        static Peer start(final String preload, final String mainClass, final String... args) throws IOException
+        {
+            final String classPath = "target/test-classes:target/classes:" +
+                Files.readString(Paths.get("target/softroce-cp.txt")).trim();
+            final List<String> command = new java.util.ArrayList<>(List.of(
+                Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", classPath, mainClass));
+            command.addAll(List.of(args));
+            final ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+            builder.environment().put("LD_PRELOAD", preload);
+            final Peer peer = new Peer(builder.start());
+            final String name = mainClass.substring(mainClass.lastIndexOf('.') + 1);
+            final Thread reader = new Thread(() -> peer.read(name), name + "-stdout");
+            reader.setDaemon(true);
+            reader.start();
+            return peer;
+        }
+
+        String line(final String prefix)
+        {
+            return lines.stream().filter(l -> l.startsWith(prefix)).findFirst()
+                .orElseThrow(() -> new AssertionError("no '" + prefix + "' line in " + lines));
+        }
+
+        static Map<String, Long> values(final String line)
+        {
+            final Map<String, Long> values = new HashMap<>();
+            for (final String field : line.split(" "))
+            {
+                final int eq = field.indexOf('=');
+                if (eq > 0)
+                {
+                    values.put(field.substring(0, eq), Long.parseLong(field.substring(eq + 1)));
+                }
+            }
+            return values;
+        }
+
+        private void read(final String name)
+        {
+            try (BufferedReader in = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+            {
+                String line;
+                while ((line = in.readLine()) != null)
+                {
+                    lines.add(line);
+                    System.out.println("[" + name + "] " + line);
+                    if (line.equals("LISTENING"))
+                    {
+                        listening.countDown();
+                    }
+                }
+            }
+            catch (final IOException ex)
+            {
+                lines.add("(reading output failed: " + ex + ")");
+            }
+        }
     }
 }
