@@ -10,7 +10,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.File;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -39,14 +38,9 @@ class RegistrationCacheTest
     NativeInvalidationFeed feed;
 
     @BeforeAll
-    static void buildHooks() throws Exception
+    static void findHooks() throws Exception
     {
-        final File dir = new File("../bindings-c").getCanonicalFile();
-        final File so = new File(dir, "target/libpinarena-hooks.so");
-        final Process make = new ProcessBuilder("make", "-s", "BUILD=" + new File(dir, "target"), "hooks")
-            .directory(dir).inheritIO().start();
-        assertEquals(0, make.waitFor(), "make hooks");
-        hooksPath = so.getPath();
+        hooksPath = NativeBuild.file("libpinarena-hooks.so");
     }
 
     void open(final int maxRegions, final long maxBytes, final boolean verify, final long budget)

@@ -10,7 +10,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import java.io.File;
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -62,9 +61,7 @@ final class RegistrationCacheVerbsTest
             assumeTrue(false, "no RDMA here (run in testbed/softroce): " + probe.reason());
         }
         device = probe.deviceNames().contains("rxe0") ? "rxe0" : probe.deviceNames().get(0);
-        final File hooks = new File("../bindings-c/target/libpinarena-hooks.so").getCanonicalFile();
-        assertTrue(hooks.isFile(), hooks + " is missing: make -C bindings-c BUILD=$PWD/bindings-c/target hooks");
-        hooksPath = hooks.getPath();
+        hooksPath = NativeBuild.file("libpinarena-hooks.so");
         VerbsLoopback.library();
     }
 
