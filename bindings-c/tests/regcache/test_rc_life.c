@@ -38,6 +38,35 @@ TEST(rc_fork_parent_registration_stays_valid) {
   CHECK(rcw_stats(t).misses == 1, "still a hit: the child's unmap touched no parent state");
 }
 
+/* The registrations a forked child inherits (an io_uring ring, a verbs
+   context) are the parent's: the child closing its copy of the cache, which
+   deregisters every idle region, must not drop or change them. */
+TEST(rc_fork_child_closing_the_cache_keeps_the_parents_registrations) {
+  rcw_t* t = rcw_open(NULL);
+  char* p = map_at(NULL, LEN, 'A');
+  char* q = map_at(NULL, LEN, 'Q');
+  rcw_expect(t, p, LEN, "idle region before fork");
+  pa_rc_region_t* held = rcw_get(t, q, LEN);               /* and one in use across the fork */
+  int regs = t->regs;
+  pid_t pid = fork();
+  if (pid == 0) {
+    pa_rc_put(&t->c, held);
+    pa_rc_destroy(&t->c);
+    _exit(0);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child (status %d)", st);
+  memset(p, 'P', LEN);
+  memset(q, 'R', LEN);
+  CHECK(rcw_send(t, held, q, LEN) == LEN, "the held region still sends the current bytes");
+  pa_rc_put(&t->c, held);
+  rcw_expect(t, p, LEN, "the idle region after the child closed its cache");
+  pa_rc_stats_t s = rcw_stats(t);
+  CHECK(s.misses == 2 && t->regs == regs, "both are still hits, nothing registered again (misses %llu)",
+        (unsigned long long)s.misses);
+}
+
 TEST(rc_overlap_merge_and_in_use) {
   rcw_t* t = rcw_open(NULL);
   char* p = map_at(NULL, 16 * PG, 'A');
@@ -94,3 +123,20 @@ TEST(rc_free_while_in_use) {
   CHECK(tu_status_kb("VmPin") - pin0 == LEN / 1024, "VmPin = one region");
 }
 
+/* An idle cache must not keep unmapped memory pinned until its next get: a
+   put drains what the hooks queued, so the old frames are unpinned then. */
+TEST(rc_put_drains_pending_invalidations) {
+  rcw_t* t = rcw_open(NULL);
+  char* p = map_at(NULL, 3 * LEN, 'A');
+  char* q = p + 2 * LEN;                                     /* not adjacent to p: never merged with it */
+  uint64_t pin0 = tu_status_kb("VmPin");
+  rcw_expect(t, p, LEN, "p cached, idle");
+  pa_rc_region_t* held = rcw_get(t, q, LEN);
+  CHECK(tu_status_kb("VmPin") - pin0 == 2 * LEN / 1024, "VmPin = both regions");
+  CHECK(munmap(p, LEN) == 0, "munmap");                      /* queued by the hook, not yet drained */
+  pa_rc_put(&t->c, held);                                    /* the cache's only call from here on */
+  pa_rc_stats_t s = rcw_stats(t);
+  CHECK(s.invalidations == 1 && s.regions == 1, "put drained the unmap (invalidations %llu regions %llu)",
+        (unsigned long long)s.invalidations, (unsigned long long)s.regions);
+  CHECK(tu_status_kb("VmPin") - pin0 == LEN / 1024, "the unmapped region's frames are unpinned");
+}

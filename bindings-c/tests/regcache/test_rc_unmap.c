@@ -5,9 +5,15 @@
 #define _GNU_SOURCE
 #include "wire.h"
 
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE  103
+#endif
 
 #define LEN (1 * PA_MiB)
 
@@ -156,6 +162,85 @@ TEST(rc_madvise_dontneed) {
   memset(p, 'Z', LEN);                                       /* faults in new zero pages */
   rcw_expect(t, p, LEN, "after DONTNEED");
   CHECK(rcw_stats(t).invalidations == 1, "one invalidation");
+}
+
+/* MADV_GUARD_INSTALL zaps the pages of the range (Linux 6.13+); after
+   MADV_GUARD_REMOVE the next touch faults in new zero pages. The madvise hook
+   treats it as a discard. */
+TEST(rc_madvise_guard_install_remove) {
+  rcw_t* t = rcw_open(NULL);
+  char* p = map_at(NULL, LEN, 'A');
+  rcw_expect(t, p, LEN, "first");
+  if (madvise(p, PG, MADV_GUARD_INSTALL) != 0) SKIP("MADV_GUARD_INSTALL: %s (Linux 6.13+)", pa_errno_name(errno));
+  CHECK(madvise(p + PG, LEN - PG, MADV_GUARD_INSTALL) == 0, "MADV_GUARD_INSTALL");
+  CHECK(madvise(p, LEN, MADV_GUARD_REMOVE) == 0, "MADV_GUARD_REMOVE");
+  memset(p, 'G', LEN);                                       /* new zero pages, then written */
+  rcw_expect(t, p, LEN, "after guard install + remove");
+  CHECK(rcw_stats(t).invalidations >= 1, "invalidated");
+}
+
+/* A shared memfd mapping whose file pages change under the mapping: no unmap,
+   no madvise, nothing the hooks or userfaultfd see. Only verify mode catches
+   it (REGCACHE.md, "what catches what"); without it the cache hits stale. */
+static char* memfd_mapping(int* fd) {
+  *fd = memfd_create("pinarena-rc", 0);
+  CHECK(*fd >= 0, "memfd_create: %s", pa_errno_name(errno));
+  CHECK(ftruncate(*fd, LEN) == 0, "ftruncate");
+  char* p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+  CHECK(p != MAP_FAILED, "mmap memfd");
+  memset(p, 'A', LEN);
+  return p;
+}
+
+static void punch_hole(int fd) {
+  CHECK(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, LEN) == 0, "fallocate(PUNCH_HOLE): %s",
+        pa_errno_name(errno));
+}
+
+static void truncate_and_regrow(int fd) {
+  CHECK(ftruncate(fd, 0) == 0 && ftruncate(fd, LEN) == 0, "ftruncate shrink + grow");
+}
+
+/* get + send after the file's pages changed; returns how many bytes were current. */
+static int memfd_after(int verify, void (*change)(int)) {
+  pa_rc_config_t cfg = { .verify = verify };
+  rcw_t* t = rcw_open(&cfg);
+  int fd;
+  char* p = memfd_mapping(&fd);
+  rcw_expect(t, p, LEN, "first");
+  change(fd);
+  memset(p, 'B', LEN);                                       /* new file pages */
+  pa_rc_region_t* r = NULL;
+  int rc = pa_rc_get(&t->c, p, LEN, RCW_ACCESS, &r);
+  if (rc == -ESTALE) {
+    CHECK(verify && rcw_stats(t).stale == 1, "ESTALE without verify mode");
+    rcw_expect(t, p, LEN, "after verify dropped the stale entry");
+    return -ESTALE;
+  }
+  CHECK_OK("pa_rc_get", rc);
+  size_t good = rcw_send(t, r, p, LEN);
+  pa_rc_put(&t->c, r);
+  return (int)good;
+}
+
+TEST(rc_memfd_punch_hole_unseen_without_verify) {
+  int good = memfd_after(0, punch_hole);
+  NOTE("after fallocate(PUNCH_HOLE) the cache hit and sent %d current bytes of %lu", good, (unsigned long)LEN);
+  CHECK(good == 0, "documented gap (REGCACHE.md): nothing reports a punched hole, the hit sends the old pages");
+}
+
+TEST(rc_memfd_punch_hole_caught_by_verify) {
+  CHECK(memfd_after(1, punch_hole) == -ESTALE, "verify mode compares frames: the punched hole is caught");
+}
+
+TEST(rc_memfd_truncate_unseen_without_verify) {
+  int good = memfd_after(0, truncate_and_regrow);
+  NOTE("after ftruncate shrink + grow the cache hit and sent %d current bytes of %lu", good, (unsigned long)LEN);
+  CHECK(good == 0, "documented gap (REGCACHE.md): nothing reports a truncation, the hit sends the old pages");
+}
+
+TEST(rc_memfd_truncate_caught_by_verify) {
+  CHECK(memfd_after(1, truncate_and_regrow) == -ESTALE, "verify mode compares frames: the truncation is caught");
 }
 
 TEST(rc_brk_shrink) {

@@ -277,6 +277,23 @@ abstract class RegistrationCacheScenarios
         expect(p, 12 * PAGE, "after the hole was refilled");
     }
 
+    /** An idle cache must not keep unmapped memory pinned until its next get: put drains what was queued. */
+    @Test
+    void putDrainsPendingInvalidations() throws IOException
+    {
+        open();
+        final long p = map(0, 3 * MIB, 'A');
+        final long q = p + 2 * MIB;                         // not adjacent to p: the two regions never merge
+        expect(p, MIB, "p cached, idle");
+        final CachedRegion held = cache.get(q, MIB, Access.LOCAL_WRITE);
+        assertEquals(2 * MIB, wire.registrar().pinnedBytes());
+        assertEquals(0, feed.hooks().munmap(p, MIB));       // queued by the hook, not yet drained
+        cache.put(held);                                    // the cache's only call from here on
+        assertEquals(1, cache.invalidations(), "put drained the unmap");
+        assertEquals(1, cache.regions());
+        assertEquals(MIB, wire.registrar().pinnedBytes(), "the unmapped region's frames are unpinned");
+    }
+
     @Test
     void madviseDontNeed() throws IOException
     {
