@@ -1,5 +1,6 @@
 package dev.pinarena.messaging;
 
+import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpMemMapParams;
@@ -22,7 +23,11 @@ import java.nio.file.Paths;
  *   <li>{@code direct}: {@code ByteBuffer.allocateDirect} buffers (a ring of 4, reused) with no memory handle:
  *       UCX registers them through its registration cache (after the first use of each, cache hits);</li>
  *   <li>{@code per-message}: the same direct buffers mapped with {@code ucp_mem_map} before and unmapped after
- *       every message (what a user without a cache or arena pays).</li>
+ *       every message. UCX 1.13 maps through its registration cache, so remapping a buffer it has seen is a
+ *       cache hit, not a device registration (the ibv_reg_mr count shows it);</li>
+ *   <li>{@code fresh-direct}: a new {@code ByteBuffer.allocateDirect} per message, freed when its send completes,
+ *       no memory handle: what a Java sender that allocates per message leaves to UCX's cache. Buffers large
+ *       enough for malloc to mmap them come back at new addresses (after munmap), so UCX registers each one.</li>
  * </ul>
  * The receiver is the same for all modes. Modes alternate per repetition so drift of the emulated machine hits
  * all alike. Run in the testbed (target/test-classes on the classpath, cwd the messaging module):
@@ -34,7 +39,7 @@ public final class MessageRateBench
     private static final int PORT = 13338;
     private static final int WINDOW = 8;
     private static final int DIRECT_RING = 4;
-    private static final String[] MODES = {"arena", "direct", "per-message"};
+    private static final String[] MODES = {"arena", "direct", "per-message", "fresh-direct"};
 
     private static boolean synced;
 
@@ -109,13 +114,14 @@ public final class MessageRateBench
             for (int s = 0; s < sizes.length; s++)
             {
                 final double arena = median(rates[s][0]);
-                System.out.printf("%7d B: arena %.1f msg/s, direct (UCX rcache) %.1f msg/s, per-message ucp_mem_map %.1f msg/s;" +
-                    " arena/direct %.2f, arena/per-message %.2f (medians of %d)%n",
-                    sizes[s], arena, median(rates[s][1]), median(rates[s][2]),
-                    arena / median(rates[s][1]), arena / median(rates[s][2]), reps);
+                System.out.printf("%7d B: arena %.1f msg/s, direct (UCX rcache) %.1f msg/s, per-message ucp_mem_map %.1f msg/s," +
+                    " fresh allocateDirect %.1f msg/s; arena/direct %.2f, arena/per-message %.2f, arena/fresh %.2f" +
+                    " (medians of %d)%n",
+                    sizes[s], arena, median(rates[s][1]), median(rates[s][2]), median(rates[s][3]),
+                    arena / median(rates[s][1]), arena / median(rates[s][2]), arena / median(rates[s][3]), reps);
                 System.out.printf("%7d B: sender ibv_reg_mr calls while measured (%d messages per mode): arena %d," +
-                    " direct %d, per-message %d%s%n", sizes[s], (long)counts[s] * reps, verbsRegistrations[s][0],
-                    verbsRegistrations[s][1], verbsRegistrations[s][2],
+                    " direct %d, per-message %d, fresh %d%s%n", sizes[s], (long)counts[s] * reps, verbsRegistrations[s][0],
+                    verbsRegistrations[s][1], verbsRegistrations[s][2], verbsRegistrations[s][3],
                     VerbsRegistrationCounter.registrations() == VerbsRegistrationCounter.NOT_COUNTED ?
                     " (not counted: preload target/native/libverbs-reg-counter.so)" : "");
             }
@@ -135,6 +141,7 @@ public final class MessageRateBench
     {
         final UcpRequest[] window = new UcpRequest[WINDOW];
         final UcpMemory[] mapped = new UcpMemory[WINDOW];
+        final ByteBuffer[] fresh = new ByteBuffer[WINDOW];
         for (int i = 0; i < count; i++)
         {
             final int slot = i % WINDOW;
@@ -146,6 +153,11 @@ public final class MessageRateBench
                     mapped[slot].deregister();
                     mapped[slot] = null;
                 }
+                if (fresh[slot] != null)
+                {
+                    BufferUtil.free(fresh[slot]);
+                    fresh[slot] = null;
+                }
             }
             final long address = UcxUtils.getAddress(direct[i % DIRECT_RING]);
             switch (mode)
@@ -155,6 +167,11 @@ public final class MessageRateBench
                     break;
                 case "direct":
                     window[slot] = peer.sendUnregistered(BenchReceiverMain.DATA, 0, 0, address, size, null);
+                    break;
+                case "fresh-direct":
+                    fresh[slot] = ByteBuffer.allocateDirect(size);
+                    window[slot] = peer.sendUnregistered(
+                        BenchReceiverMain.DATA, 0, 0, UcxUtils.getAddress(fresh[slot]), size, null);
                     break;
                 default:
                     mapped[slot] = node.registrar().context().memoryMap(new UcpMemMapParams()
@@ -174,6 +191,10 @@ public final class MessageRateBench
             if (mapped[slot] != null)
             {
                 mapped[slot].deregister();
+            }
+            if (fresh[slot] != null)
+            {
+                BufferUtil.free(fresh[slot]);
             }
         }
         sent[0] += count;
