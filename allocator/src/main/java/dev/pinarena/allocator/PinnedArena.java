@@ -2,10 +2,6 @@ package dev.pinarena.allocator;
 
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.Registrar;
-import org.agrona.UnsafeApi;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Off-heap buffers that are always registered, never stale, and cost no garbage: the pinned arena.
@@ -33,18 +29,8 @@ import java.util.List;
  */
 public final class PinnedArena implements AutoCloseable
 {
-    /** Every how many slow-path pool visits a heap looks for dead threads' heaps to adopt. */
-    static final int DEAD_THREAD_CHECK_INTERVAL = 64;
-    /**
-     * After how many slow-path heap lookups a thread claims the last-heap cache: at once would have threads
-     * that take turns rewrite the shared field on every operation.
-     */
-    static final int HEAP_CACHE_CLAIM_MISSES = 16;
-
     final SizeClasses classes;
     final PagePool pool;
-    final boolean zeroRemoteOnFree;
-    final long runCacheLimit;
 
     private final Registrar registrar;
     private final ArenaConfig config;
@@ -55,18 +41,8 @@ public final class PinnedArena implements AutoCloseable
     private final long chunkSize;
     private final int granule;
     private final int classCount;
-    private final ThreadLocal<ThreadHeap> heaps;
-    /**
-     * The heap of the thread that last claimed it (see {@link #heap()}): a plain field, read and written racily
-     * by every thread. A hit needs {@code lastHeap.creator == Thread.currentThread()}; {@code creator} is final,
-     * so whichever heap a thread reads here it sees that heap's true creator, and only the calling thread's own
-     * heap (the one its ThreadLocal holds) can match. A stale or foreign heap is just a miss.
-     */
-    private ThreadHeap lastHeap;
-    /** Every heap ever made, live or adopted; guarded by the pool lock. */
-    private final List<ThreadHeap> allHeaps = new ArrayList<>();
-    private int heapArrivals;
-    private long adoptions;
+    private final ThreadHeaps heaps;
+    private final Deallocator deallocator;
     private volatile boolean closed;
 
     private PinnedArena(final Registrar registrar, final ArenaConfig config)
@@ -88,15 +64,9 @@ public final class PinnedArena implements AutoCloseable
         }
         this.directory = new ChunkDirectory(chunkSize);
         this.pool = new PagePool(registrar, config, classes, directory, capacity.capBytes());
-        this.zeroRemoteOnFree = config.zeroRemoteOnFree();
-        this.runCacheLimit = config.runCacheBytes();
-        this.heaps = new ThreadLocal<>()
-        {
-            protected ThreadHeap initialValue()
-            {
-                return newHeap();
-            }
-        };
+        final ZeroOnFree zeroOnFree = new ZeroOnFree(config.zeroRemoteOnFree());
+        this.heaps = new ThreadHeaps(pool, zeroOnFree, classCount, config.runCacheBytes());
+        this.deallocator = new Deallocator(directory, heaps, pool, zeroOnFree);
     }
 
     /**
@@ -179,7 +149,7 @@ public final class PinnedArena implements AutoCloseable
             throw new InvalidSizeException(0, "cannot allocate " + size + " bytes: " +
                 (size <= 0 ? "size must be positive" : "larger than the arena cap of " + capBytes));
         }
-        final ThreadHeap heap = heap();
+        final ThreadHeap heap = heaps.current();
         if (size <= SizeClasses.MAX_SLAB_BLOCK)
         {
             int cls = classes.classOf(size);
@@ -208,31 +178,6 @@ public final class PinnedArena implements AutoCloseable
         heap.dedicatedAllocs++;
         heap.bytesAllocated += chunk.size;
         return chunk.base;
-    }
-
-    /**
-     * @return the calling thread's heap: from the last-heap cache if this thread claimed it, else from the
-     * ThreadLocal (creating it on the thread's first use).
-     */
-    private ThreadHeap heap()
-    {
-        final ThreadHeap cached = lastHeap;
-        if (cached != null && cached.creator == Thread.currentThread())
-        {
-            return cached;
-        }
-        return heapSlow(cached);
-    }
-
-    private ThreadHeap heapSlow(final ThreadHeap cached)
-    {
-        final ThreadHeap heap = heaps.get();
-        if (cached == null || ++heap.heapCacheMisses >= HEAP_CACHE_CLAIM_MISSES)
-        {
-            heap.heapCacheMisses = 0;
-            lastHeap = heap;
-        }
-        return heap;
     }
 
     private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages)
@@ -266,145 +211,9 @@ public final class PinnedArena implements AutoCloseable
     {
         if (closed)
         {
-            throw new ArenaClosedException(address, "free(0x" + Long.toHexString(address) + ") after the arena was closed");
+            throw FreeErrors.closed("free", address);
         }
-        final ArenaChunk chunk = directory.chunkOf(address);
-        if (chunk == null)
-        {
-            throw new UnknownAddressException(address, "free(0x" + Long.toHexString(address) +
-                "): not inside any chunk of this arena — never allocated here");
-        }
-        if (chunk.dedicated)
-        {
-            freeDedicated(chunk, address);
-            return;
-        }
-        final int page = chunk.pageOf(address);
-        final byte state = chunk.state(page);
-        if (state == ArenaChunk.SLAB)
-        {
-            freeBlock(chunk.slab(page), address);
-            return;
-        }
-        switch (state)
-        {
-            case ArenaChunk.RUN_HEAD:
-                freeRun(chunk, page, address);
-                return;
-            case ArenaChunk.RUN_BODY:
-                throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                    "): an interior pointer into a page run, not its first byte");
-            case ArenaChunk.RUN_CACHED:
-                throw new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
-                    "): a page run that is already free (double free)");
-            default:
-                throw new UnknownAddressException(address, "free(0x" + Long.toHexString(address) +
-                    "): in " + chunk + " but in a free page that holds no buffer — double free or never allocated");
-        }
-    }
-
-    private void freeBlock(final Slab slab, final long address)
-    {
-        final int index = slab.blockIndex(address);
-        if (index < 0)
-        {
-            if (index == -1)
-            {
-                throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                    "): an interior pointer " + (address - slab.base) % slab.blockSize + " bytes into the " +
-                    slab.blockSize + "-byte block at 0x" + Long.toHexString(address - (address - slab.base) % slab.blockSize));
-            }
-            throw new UnknownAddressException(address, "free(0x" + Long.toHexString(address) +
-                "): in the unused tail of a slab of " + slab.blockSize + "-byte blocks — never allocated");
-        }
-        final ThreadHeap owner = slab.heap;
-        if (owner != null && owner.thread == Thread.currentThread())
-        {
-            owner.freeLocal(slab, index, address);
-            return;
-        }
-        // Cross-thread free: steps 1-4 of the protocol described on Slab.
-        if (!slab.isAllocatedByRemoteView(index))
-        {
-            throw doubleFree(address, slab);
-        }
-        if (slab.scope == BufferScope.REMOTE && zeroRemoteOnFree)
-        {
-            zero(address, slab.blockSize);
-        }
-        // Read before the bit is set: from then on the owner may collect the block, empty the slab and
-        // release it, and the pool may reformat it for another class.
-        final int cls = slab.cls;
-        final int outcome = slab.markRemoteFree(index);
-        if (outcome < 0)
-        {
-            throw doubleFree(address, slab);
-        }
-        heap().countRemoteFree(cls);
-        if (outcome > 0)
-        {
-            // Read the owner after winning the pending flag: an adoption in between rehomed the slab, and
-            // pushing onto the new owner spares it a detour (the old owner's stack would also be drained).
-            slab.heap.pushPending(slab);
-        }
-    }
-
-    private void freeRun(final ArenaChunk chunk, final int page, final long address)
-    {
-        if ((address & (SizeClasses.ARENA_PAGE_SIZE - 1)) != 0)
-        {
-            throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                "): an interior pointer into the page run at 0x" + Long.toHexString(chunk.pageAddress(page)));
-        }
-        final int pages = chunk.runPages(page);
-        final long bytes = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        if (chunk.scope == BufferScope.REMOTE && zeroRemoteOnFree)
-        {
-            zero(address, bytes);
-        }
-        final ThreadHeap heap = heap();
-        heap.runFrees++;
-        heap.bytesFreed += bytes;
-        if (heap.cacheRun(chunk.scope, address, pages))
-        {
-            chunk.state(page, ArenaChunk.RUN_CACHED);
-        }
-        else
-        {
-            pool.releaseRun(chunk, page, pages);
-        }
-    }
-
-    private void freeDedicated(final ArenaChunk chunk, final long address)
-    {
-        if (address != chunk.base)
-        {
-            throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                "): an interior pointer into the dedicated buffer at 0x" + Long.toHexString(chunk.base));
-        }
-        if (chunk.scope == BufferScope.REMOTE && zeroRemoteOnFree && chunk.dedicatedInUse)
-        {
-            zero(address, chunk.size);
-        }
-        if (!pool.releaseDedicated(chunk))
-        {
-            throw new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
-                "): the dedicated " + chunk.size + "-byte buffer is already free (double free)");
-        }
-        final ThreadHeap heap = heap();
-        heap.dedicatedFrees++;
-        heap.bytesFreed += chunk.size;
-    }
-
-    DoubleFreeException doubleFree(final long address, final Slab slab)
-    {
-        return new DoubleFreeException(address, "free(0x" + Long.toHexString(address) + "): the " + slab.blockSize +
-            "-byte block is not allocated — freed twice (double free), or never handed out");
-    }
-
-    void zero(final long address, final long bytes)
-    {
-        UnsafeApi.setMemory(address, bytes, (byte)0);
+        deallocator.free(address);
     }
 
     private static void checkAlignment(final long size, final int alignment)
@@ -479,7 +288,7 @@ public final class PinnedArena implements AutoCloseable
             case ArenaChunk.RUN_HEAD:
                 return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
             default:
-                throw new UnknownAddressException(address, "usableSize(0x" + Long.toHexString(address) + "): no buffer starts there");
+                throw FreeErrors.noBufferStartsThere("usableSize", address);
         }
     }
 
@@ -529,29 +338,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public int reclaimDeadThreads()
     {
-        final long before;
-        synchronized (pool)
-        {
-            before = adoptions;
-        }
-        final ThreadHeap heap = heaps.get(); // a thread's first heap adopts on creation
-        adoptDeadHeaps(heap);
-        heap.drainPending();
-        synchronized (pool)
-        {
-            return (int)(adoptions - before);
-        }
-    }
-
-    private ThreadHeap newHeap()
-    {
-        final ThreadHeap heap = new ThreadHeap(this, classCount, Thread.currentThread());
-        synchronized (pool)
-        {
-            allHeaps.add(heap);
-        }
-        adoptDeadHeaps(heap);
-        return heap;
+        return heaps.reclaimDeadThreads();
     }
 
     private static void checkDetached(final PinnedBuffer buffer)
@@ -564,109 +351,22 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * Called by a heap on the pool's slow path, now and then.
-     */
-    void maybeAdoptDeadHeaps(final ThreadHeap heap)
-    {
-        if (++heapArrivals % DEAD_THREAD_CHECK_INTERVAL == 0)
-        {
-            adoptDeadHeaps(heap);
-        }
-    }
-
-    private int adoptDeadHeaps(final ThreadHeap adopter)
-    {
-        int adopted = 0;
-        synchronized (pool)
-        {
-            for (final ThreadHeap heap : allHeaps)
-            {
-                if (heap == adopter || heap.adopted || heap.thread.isAlive())
-                {
-                    continue;
-                }
-                // isAlive() == false: everything the dead thread did happens-before this point.
-                adopt(adopter, heap);
-                adopted++;
-            }
-            adoptions += adopted;
-        }
-        return adopted;
-    }
-
-    private void adopt(final ThreadHeap adopter, final ThreadHeap dead)
-    {
-        dead.adopted = true;
-        dead.thread = adopter.thread;
-        for (int index = 0; index < dead.runCache.length; index++)
-        {
-            for (int i = 0; i < dead.runCacheCount[index]; i++)
-            {
-                pool.releaseCachedRun(dead.runCache[index][i]);
-            }
-            dead.runCacheCount[index] = 0;
-        }
-        dead.runCacheBytes = 0;
-        for (final Slab slab : pool.slabsOf(dead))
-        {
-            dead.unlinkPartial(slab);
-            slab.heap = adopter;
-            if (slab.used == 0 && slab.claimForRelease())
-            {
-                pool.releaseSlab(slab);
-            }
-            else if (slab.top > 0)
-            {
-                adopter.linkPartial(slab);
-            }
-        }
-        java.util.Arrays.fill(dead.current, null);
-        java.util.Arrays.fill(dead.partialHead, null);
-        adopter.drainAlso(dead);
-    }
-
-    /**
      * @return a consistent-enough snapshot of the counters (other threads' counters are read without a lock).
      */
     public ArenaStats stats()
     {
-        synchronized (pool)
+        final HeapCounters sum = new HeapCounters(classCount);
+        heaps.sumInto(sum);
+        final int[] sizes = new int[classCount];
+        for (int i = 0; i < classCount; i++)
         {
-            final long[] allocs = new long[classCount];
-            final long[] frees = new long[classCount];
-            long runAllocs = 0, runFrees = 0, dedicatedAllocs = 0, dedicatedFrees = 0;
-            long bytesAllocated = 0, bytesFreed = 0, crossSent = 0, crossCollected = 0;
-            int liveHeaps = 0;
-            for (final ThreadHeap heap : allHeaps)
-            {
-                for (int i = 0; i < classCount; i++)
-                {
-                    allocs[i] += heap.classAllocs[i];
-                    frees[i] += heap.classFrees[i];
-                }
-                runAllocs += heap.runAllocs;
-                runFrees += heap.runFrees;
-                dedicatedAllocs += heap.dedicatedAllocs;
-                dedicatedFrees += heap.dedicatedFrees;
-                bytesAllocated += heap.bytesAllocated;
-                bytesFreed += heap.bytesFreed;
-                crossSent += heap.crossThreadFreesSent;
-                crossCollected += heap.crossThreadFreesCollected;
-                liveHeaps += heap.adopted ? 0 : 1;
-            }
-            final int[] sizes = new int[classCount];
-            for (int i = 0; i < classCount; i++)
-            {
-                sizes[i] = classes.blockSize(i);
-                // Slab blocks are counted per class only (see ThreadHeap): their bytes follow exactly.
-                bytesAllocated += allocs[i] * sizes[i];
-                bytesFreed += frees[i] * sizes[i];
-            }
-            return new ArenaStats(
-                registrar.name(), pool.mappedBytes(), capacity.capBytes(), pool.chunkCount(false), pool.chunkCount(true),
-                pool.registrations(), bytesAllocated - bytesFreed, sizes, allocs, frees, runAllocs, runFrees,
-                dedicatedAllocs, dedicatedFrees, crossSent, crossCollected, liveHeaps, adoptions);
+            sizes[i] = classes.blockSize(i);
         }
+        return new ArenaStats(
+            registrar.name(), pool.mappedBytes(), capacity.capBytes(), pool.chunkCount(false), pool.chunkCount(true),
+            pool.registrations(), sum.bytesInUse(classes), sizes, sum.classAllocs, sum.classFrees, sum.runAllocs,
+            sum.runFrees, sum.dedicatedAllocs, sum.dedicatedFrees, sum.crossThreadFreesSent,
+            sum.crossThreadFreesCollected, sum.liveHeaps, sum.adoptions);
     }
 
     /**
@@ -734,11 +434,7 @@ public final class PinnedArena implements AutoCloseable
             {
                 return;
             }
-            long outstanding = 0;
-            for (final ThreadHeap heap : allHeaps)
-            {
-                outstanding += heap.buffersInUse();
-            }
+            final long outstanding = heaps.buffersInUse();
             if (outstanding != 0 && !force)
             {
                 throw new BuffersOutstandingException(0, "close(): " + outstanding +
