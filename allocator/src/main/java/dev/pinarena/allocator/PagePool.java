@@ -51,7 +51,7 @@ final class PagePool
 
     synchronized Slab takeSlab(final ThreadHeap heap, final int slot, final int cls)
     {
-        final BufferScope scope = BufferScope.values()[slot / classes.count()];
+        final BufferScope scope = BufferScope.of(slot / classes.count());
         final int pages = classes.slabPages(cls);
         final long request = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
         final ArenaChunk chunk = chunkWithRun(scope, pages, request);
@@ -95,8 +95,9 @@ final class PagePool
     synchronized ArenaChunk takeDedicated(final BufferScope scope, final long size)
     {
         final long chunkBytes = Long.highestOneBit(size - 1) << 1;
-        for (final ArenaChunk chunk : dedicatedChunks)
+        for (int i = 0; i < dedicatedChunks.size(); i++) // indexed: no iterator on a path taken per buffer
         {
+            final ArenaChunk chunk = dedicatedChunks.get(i);
             if (!chunk.dedicatedInUse && chunk.scope == scope && chunk.size == chunkBytes)
             {
                 chunk.dedicatedInUse = true;
@@ -160,8 +161,10 @@ final class PagePool
 
     private ArenaChunk chunkWithRun(final BufferScope scope, final int pages, final long request)
     {
-        for (final ArenaChunk chunk : chunksByScope.get(scope.ordinal()))
+        final List<ArenaChunk> chunks = chunksByScope.get(scope.ordinal());
+        for (int i = 0; i < chunks.size(); i++) // indexed: no iterator on a path taken per slab or run
         {
+            final ArenaChunk chunk = chunks.get(i);
             if (chunk.findFreeRun(pages) >= 0)
             {
                 return chunk;
