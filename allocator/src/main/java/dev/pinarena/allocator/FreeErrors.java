@@ -86,4 +86,10 @@ final class FreeErrors
     {
         return new UnknownAddressException(address, operation + "(0x" + Long.toHexString(address) + "): no buffer starts there");
     }
+
+    static RegistrationGoneException registrationGone(final long address, final dev.pinarena.registration.Region region)
+    {
+        return new RegistrationGoneException(address, "0x" + Long.toHexString(address) + ": the registration of its chunk (" +
+            region + ") was deregistered behind the arena's back — its keys name nothing any more");
+    }
 }

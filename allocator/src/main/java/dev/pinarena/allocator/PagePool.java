@@ -49,12 +49,14 @@ final class PagePool
         }
     }
 
-    synchronized Slab takeSlab(final ThreadHeap heap, final int slot, final int cls)
+    /**
+     * @param size the request that needs the slab, for the message if the cap is reached.
+     */
+    synchronized Slab takeSlab(final ThreadHeap heap, final int slot, final int cls, final long size)
     {
         final BufferScope scope = BufferScope.of(slot / classes.count());
         final int pages = classes.slabPages(cls);
-        final long request = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        final ArenaChunk chunk = chunkWithRun(scope, pages, request);
+        final ArenaChunk chunk = chunkWithRun(scope, pages, size);
         final int first = chunk.findFreeRun(pages);
         chunk.usedPages.set(first, first + pages);
         final Slab slab = spareSlabs.isEmpty() ? new Slab() : spareSlabs.pop();
@@ -72,10 +74,9 @@ final class PagePool
         spareSlabs.push(slab);
     }
 
-    synchronized long takeRun(final BufferScope scope, final int pages)
+    synchronized long takeRun(final BufferScope scope, final int pages, final long size)
     {
-        final long request = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        final ArenaChunk chunk = chunkWithRun(scope, pages, request);
+        final ArenaChunk chunk = chunkWithRun(scope, pages, size);
         final int first = chunk.findFreeRun(pages);
         chunk.usedPages.set(first, first + pages);
         chunk.markRun(first, pages);
@@ -269,7 +270,7 @@ final class PagePool
             try
             {
                 directory.remove(chunk);
-                if (!registrar.isClosed())
+                if (!registrar.isClosed() && chunk.region.isLive())
                 {
                     registrar.deregister(chunk.region);
                 }

@@ -67,10 +67,12 @@ public final class PinnedArena implements AutoCloseable
         final ZeroOnFree zeroOnFree = new ZeroOnFree(config.zeroRemoteOnFree());
         this.heaps = new ThreadHeaps(pool, zeroOnFree, classCount, config.runCacheBytes());
         this.deallocator = new Deallocator(directory, heaps, pool, zeroOnFree);
+        registrar.addUser(this); // the registrar refuses to close while this arena is open
     }
 
     /**
-     * @param registrar registers every chunk; stays owned by the caller (close it after the arena).
+     * @param registrar registers every chunk; stays owned by the caller, who closes it after the arena (it
+     *                  refuses to close before).
      * @return an arena with {@link ArenaConfig#defaults()}.
      */
     public static PinnedArena open(final Registrar registrar)
@@ -81,7 +83,8 @@ public final class PinnedArena implements AutoCloseable
     /**
      * Opens an arena. No chunk is mapped until the first allocation of each scope.
      *
-     * @param registrar registers every chunk; stays owned by the caller (close it after the arena).
+     * @param registrar registers every chunk; stays owned by the caller, who closes it after the arena (it
+     *                  refuses to close before: {@link dev.pinarena.registration.RegistrarInUseException}).
      * @param config    settings.
      * @return the arena.
      */
@@ -163,7 +166,7 @@ public final class PinnedArena implements AutoCloseable
             }
             if (cls >= 0)
             {
-                return heap.allocateBlock(scope.ordinal() * classCount + cls, cls);
+                return heap.allocateBlock(scope.ordinal() * classCount + cls, cls, size);
             }
         }
         else if (alignment != granule)
@@ -172,7 +175,7 @@ public final class PinnedArena implements AutoCloseable
         }
         if (size <= chunkSize)
         {
-            return allocateRun(heap, scope, (int)((size + SizeClasses.ARENA_PAGE_SIZE - 1) >>> SizeClasses.ARENA_PAGE_SHIFT));
+            return allocateRun(heap, scope, (int)((size + SizeClasses.ARENA_PAGE_SIZE - 1) >>> SizeClasses.ARENA_PAGE_SHIFT), size);
         }
         final ArenaChunk chunk = pool.takeDedicated(scope, size);
         heap.dedicatedAllocs++;
@@ -180,7 +183,7 @@ public final class PinnedArena implements AutoCloseable
         return chunk.base;
     }
 
-    private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages)
+    private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages, final long size)
     {
         long address = heap.takeCachedRun(scope, pages);
         if (address != 0)
@@ -190,7 +193,7 @@ public final class PinnedArena implements AutoCloseable
         }
         else
         {
-            address = pool.takeRun(scope, pages);
+            address = pool.takeRun(scope, pages, size);
         }
         heap.runAllocs++;
         heap.bytesAllocated += (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
@@ -232,7 +235,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public Region region(final long address)
     {
-        return chunkOrThrow(address).region;
+        return liveRegion(address, chunkOrThrow("region", address));
     }
 
     /**
@@ -241,7 +244,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public int lkey(final long address)
     {
-        return chunkOrThrow(address).region.lkey();
+        return liveRegion(address, chunkOrThrow("lkey", address)).lkey();
     }
 
     /**
@@ -251,13 +254,13 @@ public final class PinnedArena implements AutoCloseable
      */
     public int rkey(final long address)
     {
-        final ArenaChunk chunk = chunkOrThrow(address);
+        final ArenaChunk chunk = chunkOrThrow("rkey", address);
         if (chunk.scope != BufferScope.REMOTE)
         {
             throw new NotRemoteBufferException(address, "rkey(0x" + Long.toHexString(address) +
                 "): the buffer is local-only (allocate it with allocateRemote to expose it to peers)");
         }
-        return chunk.region.rkey();
+        return liveRegion(address, chunk).rkey();
     }
 
     /**
@@ -266,7 +269,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public BufferScope scopeOf(final long address)
     {
-        return chunkOrThrow(address).scope;
+        return chunkOrThrow("scopeOf", address).scope;
     }
 
     /**
@@ -275,7 +278,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public long usableSize(final long address)
     {
-        final ArenaChunk chunk = chunkOrThrow(address);
+        final ArenaChunk chunk = chunkOrThrow("usableSize", address);
         if (chunk.dedicated)
         {
             return chunk.size;
@@ -292,14 +295,28 @@ public final class PinnedArena implements AutoCloseable
         }
     }
 
-    private ArenaChunk chunkOrThrow(final long address)
+    private ArenaChunk chunkOrThrow(final String operation, final long address)
     {
+        if (closed)
+        {
+            throw FreeErrors.closed(operation, address);
+        }
         final ArenaChunk chunk = directory.chunkOf(address);
         if (chunk == null)
         {
-            throw new UnknownAddressException(address, "0x" + Long.toHexString(address) + " is not inside any chunk of this arena");
+            throw FreeErrors.notInArena(operation, address);
         }
         return chunk;
+    }
+
+    private static Region liveRegion(final long address, final ArenaChunk chunk)
+    {
+        final Region region = chunk.region;
+        if (!region.isLive())
+        {
+            throw FreeErrors.registrationGone(address, region);
+        }
+        return region;
     }
 
     /**
@@ -441,7 +458,14 @@ public final class PinnedArena implements AutoCloseable
                     " buffers are still allocated; free them first, or close(true) to release the memory anyway");
             }
             closed = true;
-            pool.closeAll();
+            try
+            {
+                pool.closeAll();
+            }
+            finally
+            {
+                registrar.removeUser(this);
+            }
         }
     }
 

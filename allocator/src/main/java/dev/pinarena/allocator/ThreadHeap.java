@@ -106,7 +106,7 @@ final class ThreadHeap
     /**
      * Owner thread: a block of class {@code cls} in {@code scope}.
      */
-    long allocateBlock(final int slot, final int cls)
+    long allocateBlock(final int slot, final int cls, final long size)
     {
         final Slab slab = current[slot];
         final long address;
@@ -116,7 +116,7 @@ final class ThreadHeap
         }
         else
         {
-            address = refill(slot, cls).allocate();
+            address = refill(slot, cls, size).allocate();
         }
         classAllocs[cls]++;
         return address;
@@ -181,7 +181,7 @@ final class ThreadHeap
         }
     }
 
-    private Slab refill(final int slot, final int cls)
+    private Slab refill(final int slot, final int cls, final long size)
     {
         drainPending();
         Slab slab = current[slot];
@@ -197,7 +197,7 @@ final class ThreadHeap
             return slab;
         }
         heaps.maybeAdoptDeadHeaps(this);
-        slab = pool.takeSlab(this, slot, cls);
+        slab = pool.takeSlab(this, slot, cls, size);
         current[slot] = slab;
         return slab;
     }
