@@ -7,6 +7,7 @@ import dev.pinarena.registration.RegistrationException;
 import dev.pinarena.registration.os.ChunkMapper;
 import dev.pinarena.registration.os.MappedChunk;
 import dev.pinarena.registration.os.MappingFailedException;
+import dev.pinarena.registration.os.PageBacking;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -31,6 +32,8 @@ final class PagePool
     private final ArrayDeque<Slab> spareSlabs = new ArrayDeque<>();
 
     private long mappedBytes;
+    /** Bytes mapped per {@link PageBacking}, by ordinal: the backing mix the kernel granted. */
+    private final long[] bytesByBacking = new long[PageBacking.values().length];
     private long registrations;
     private long chunkCount;
 
@@ -214,6 +217,7 @@ final class PagePool
         final ArenaChunk chunk = new ArenaChunk(mapping, region, scope, dedicated);
         directory.add(chunk);
         mappedBytes += size;
+        bytesByBacking[mapping.backing().ordinal()] += size;
         chunkCount++;
         return chunk;
     }
@@ -226,6 +230,14 @@ final class PagePool
     synchronized long mappedBytes()
     {
         return mappedBytes;
+    }
+
+    /**
+     * @return bytes mapped per backing, by {@link PageBacking} ordinal (a copy).
+     */
+    synchronized long[] bytesByBacking()
+    {
+        return bytesByBacking.clone();
     }
 
     synchronized long registrations()
@@ -285,6 +297,7 @@ final class PagePool
             }
         }
         mappedBytes = 0;
+        java.util.Arrays.fill(bytesByBacking, 0);
         if (first != null)
         {
             throw first;

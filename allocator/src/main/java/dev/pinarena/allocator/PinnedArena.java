@@ -60,7 +60,7 @@ public final class PinnedArena implements AutoCloseable
         if (capBytes < chunkSize)
         {
             throw new IllegalStateException("the arena cap allows not even one chunk: " + capacity.reason() +
-                " — raise ulimit -l, grant CAP_IPC_LOCK or reserve huge pages");
+                " — raise ulimit -l or grant CAP_IPC_LOCK");
         }
         this.directory = new ChunkDirectory(chunkSize);
         this.pool = new PagePool(registrar, config, classes, directory, capacity.capBytes());
@@ -383,7 +383,7 @@ public final class PinnedArena implements AutoCloseable
             registrar.name(), pool.mappedBytes(), capacity.capBytes(), pool.chunkCount(false), pool.chunkCount(true),
             pool.registrations(), sum.bytesInUse(classes), sizes, sum.classAllocs, sum.classFrees, sum.runAllocs,
             sum.runFrees, sum.dedicatedAllocs, sum.dedicatedFrees, sum.crossThreadFreesSent,
-            sum.crossThreadFreesCollected, sum.liveHeaps, sum.adoptions);
+            sum.crossThreadFreesCollected, sum.liveHeaps, sum.adoptions, pool.bytesByBacking());
     }
 
     /**
