@@ -266,8 +266,11 @@ final class PagePool
 
     /**
      * Deregisters and unmaps every chunk. The first failure is rethrown after all were tried.
+     *
+     * @param retire map scratch memory over each chunk instead of unmapping it ({@link MappedChunk#retire()}):
+     *               for a forced close while buffers are still held, so a stale access never faults.
      */
-    synchronized void closeAll()
+    synchronized void closeAll(final boolean retire)
     {
         final List<ArenaChunk> all = new ArrayList<>(dedicatedChunks);
         for (final List<ArenaChunk> chunks : chunksByScope)
@@ -286,7 +289,14 @@ final class PagePool
                 {
                     registrar.deregister(chunk.region);
                 }
-                chunk.mapping.unmap();
+                if (retire)
+                {
+                    chunk.mapping.retire();
+                }
+                else
+                {
+                    chunk.mapping.unmap();
+                }
             }
             catch (final RuntimeException ex)
             {

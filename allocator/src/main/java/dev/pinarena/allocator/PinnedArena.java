@@ -358,6 +358,88 @@ public final class PinnedArena implements AutoCloseable
         return heaps.reclaimDeadThreads();
     }
 
+    /**
+     * A new flyweight that owns a new buffer: for a buffer that travels to another thread (which closes it,
+     * freeing the buffer). Allocates the flyweight object; {@link #allocate(int, PinnedBuffer)} does not.
+     *
+     * @param size bytes, 1 to {@link Integer#MAX_VALUE}.
+     * @return the buffer.
+     */
+    public PinnedBuffer allocateBuffer(final int size)
+    {
+        return allocate(size, new PinnedBuffer());
+    }
+
+    /**
+     * As {@link #allocateBuffer(int)}, from remote-scope chunks.
+     *
+     * @param size bytes, 1 to {@link Integer#MAX_VALUE}.
+     * @return the buffer.
+     */
+    public PinnedBuffer allocateRemoteBuffer(final int size)
+    {
+        return allocateRemote(size, new PinnedBuffer());
+    }
+
+    /**
+     * Wraps a buffer this arena handed out as an address (perhaps on another thread) into a flyweight with its
+     * keys; closing the flyweight frees the buffer. The capacity is the buffer's usable size.
+     *
+     * @param address an address returned by an allocate method and not freed since.
+     * @param buffer  a detached flyweight.
+     * @return {@code buffer}.
+     * @throws UnknownAddressException  if no allocated buffer starts at {@code address}.
+     * @throws IllegalArgumentException if the buffer is larger than {@link Integer#MAX_VALUE}.
+     */
+    public PinnedBuffer wrap(final long address, final PinnedBuffer buffer)
+    {
+        checkDetached(buffer);
+        final long usable = allocatedSize(address);
+        if (usable > Integer.MAX_VALUE)
+        {
+            throw new IllegalArgumentException("wrap(0x" + Long.toHexString(address) + "): " + usable +
+                " bytes do not fit a PinnedBuffer");
+        }
+        buffer.attach(this, address, (int)usable);
+        return buffer;
+    }
+
+    /**
+     * @return the usable size of the allocated buffer that starts at {@code address}.
+     * @throws UnknownAddressException if none does (free, interior, or never handed out).
+     */
+    private long allocatedSize(final long address)
+    {
+        final ArenaChunk chunk = chunkOrThrow("wrap", address);
+        if (chunk.dedicated)
+        {
+            if (address == chunk.base && chunk.dedicatedInUse)
+            {
+                return chunk.size;
+            }
+        }
+        else
+        {
+            final int page = chunk.pageOf(address);
+            final byte state = chunk.state(page);
+            if (state == ArenaChunk.SLAB)
+            {
+                final Slab slab = chunk.slab(page);
+                final int index = slab.blockIndex(address);
+                if (index >= 0 && slab.isAllocatedByRemoteView(index))
+                {
+                    return slab.blockSize;
+                }
+            }
+            else if (state == ArenaChunk.RUN_HEAD && (address & (SizeClasses.ARENA_PAGE_SIZE - 1)) == 0)
+            {
+                return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
+            }
+        }
+        throw new UnknownAddressException(address, "wrap(0x" + Long.toHexString(address) +
+            "): no allocated buffer starts there (freed, interior, or never handed out)");
+    }
+
     private static void checkDetached(final PinnedBuffer buffer)
     {
         if (buffer.isAttached())
@@ -437,8 +519,10 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * Deregisters and unmaps every chunk. No thread may use the arena during or after this call; buffers
-     * still held become invalid memory when forced.
+     * Deregisters and unmaps every chunk. No thread may use the arena during or after this call. Forced with
+     * buffers still held, the chunks are deregistered and their pages released, but their address ranges
+     * stay mapped to scratch memory until the process ends: a stale access reaches nobody's memory and never
+     * faults, and every key lookup throws {@link ArenaClosedException}.
      *
      * @param force release even with buffers outstanding.
      * @throws BuffersOutstandingException if not forced and any buffer is still allocated.
@@ -460,7 +544,7 @@ public final class PinnedArena implements AutoCloseable
             closed = true;
             try
             {
-                pool.closeAll();
+                pool.closeAll(outstanding != 0);
             }
             finally
             {

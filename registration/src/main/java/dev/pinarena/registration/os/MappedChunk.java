@@ -132,6 +132,35 @@ public final class MappedChunk
         unmapped = true;
     }
 
+    /**
+     * Instead of unmapping: maps fresh, unpinned anonymous memory over the chunk (MAP_FIXED, MAP_NORESERVE),
+     * which releases its pages (huge pages go back to their pool) but keeps the address range taken until
+     * the process ends. For an owner that must give the memory up while stale pointers into it may still be
+     * used (a forced close): such an access touches scratch memory that belongs to nobody, never a fault and
+     * never memory handed to someone else.
+     *
+     * @throws IllegalStateException if a registration still covers any byte of it, or it was unmapped.
+     */
+    public synchronized void retire()
+    {
+        if (unmapped)
+        {
+            throw new IllegalStateException("chunk " + this + " is already unmapped");
+        }
+        final Region registered = RegisteredRanges.firstOverlapping(address, size);
+        if (registered != null)
+        {
+            throw new IllegalStateException("refusing to retire chunk " + this + ": " + registered +
+                " still covers it (deregister first)");
+        }
+        final int flags = Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | Linux.MAP_FIXED | Linux.MAP_NORESERVE;
+        if (Linux.mmap(address, size, Linux.PROT_READ | Linux.PROT_WRITE, flags, -1, 0) == Linux.MAP_FAILED)
+        {
+            throw new IllegalStateException("mmap(MAP_FIXED) over chunk " + this + " failed: errno " + Linux.errno());
+        }
+        unmapped = true;
+    }
+
     public String toString()
     {
         return "chunk 0x" + Long.toHexString(address) + "+" + (size >> 20) + "MiB " + requested.label() +
