@@ -7,6 +7,9 @@ package dev.pinarena.allocator;
  */
 final class Deallocator
 {
+    /** A plain address names no generation: nothing to compare. */
+    static final int ANY_GENERATION = -1;
+
     private final ChunkDirectory directory;
     private final ThreadHeaps heaps;
     private final PagePool pool;
@@ -21,9 +24,10 @@ final class Deallocator
     }
 
     /**
-     * @param address an address the arena handed out and not freed since.
+     * @param address    an address the arena handed out and not freed since.
+     * @param generation the generation the caller's {@link BufferHandle} names, or {@link #ANY_GENERATION}.
      */
-    void free(final long address)
+    void free(final long address, final int generation)
     {
         final ArenaChunk chunk = directory.chunkOf(address);
         if (chunk == null)
@@ -32,6 +36,10 @@ final class Deallocator
         }
         if (chunk.dedicated)
         {
+            if (generation != ANY_GENERATION && generation != chunk.dedicatedGeneration)
+            {
+                throw FreeErrors.staleHandle(address, generation, chunk.dedicatedGeneration);
+            }
             freeDedicated(chunk, address);
             return;
         }
@@ -39,12 +47,16 @@ final class Deallocator
         final byte state = chunk.state(page);
         if (state == ArenaChunk.SLAB)
         {
-            freeBlock(chunk.slab(page), address);
+            freeBlock(chunk.slab(page), address, generation);
             return;
         }
         switch (state)
         {
             case ArenaChunk.RUN_HEAD:
+                if (generation != ANY_GENERATION && generation != chunk.runGeneration(page))
+                {
+                    throw FreeErrors.staleHandle(address, generation, chunk.runGeneration(page));
+                }
                 freeRun(chunk, page, address);
                 return;
             case ArenaChunk.RUN_BODY:
@@ -56,12 +68,16 @@ final class Deallocator
         }
     }
 
-    private void freeBlock(final Slab slab, final long address)
+    private void freeBlock(final Slab slab, final long address, final int generation)
     {
         final int index = slab.blockIndex(address);
         if (index < 0)
         {
             throw index == -1 ? FreeErrors.insideBlock(address, slab) : FreeErrors.inSlabTail(address, slab);
+        }
+        if (generation != ANY_GENERATION && generation != slab.generation(index))
+        {
+            throw FreeErrors.staleHandle(address, generation, slab.generation(index));
         }
         final ThreadHeap owner = slab.heap;
         if (owner != null && owner.thread == Thread.currentThread())

@@ -92,4 +92,11 @@ final class FreeErrors
         return new RegistrationGoneException(address, "0x" + Long.toHexString(address) + ": the registration of its chunk (" +
             region + ") was deregistered behind the arena's back — its keys name nothing any more");
     }
+
+    static StaleHandleException staleHandle(final long address, final int generation, final int current)
+    {
+        return new StaleHandleException(address, "freeHandle(0x" + Long.toHexString(address) + " generation " +
+            generation + "): the buffer was freed and handed out again since (now generation " + current +
+            ") — a stale handle; nothing was freed");
+    }
 }

@@ -105,12 +105,14 @@ final class PagePool
             if (!chunk.dedicatedInUse && chunk.scope == scope && chunk.size == chunkBytes)
             {
                 chunk.dedicatedInUse = true;
+                chunk.dedicatedGeneration = (chunk.dedicatedGeneration + 1) & BufferHandle.GENERATION_MASK;
                 return chunk;
             }
         }
         final ArenaChunk chunk = mapAndRegister(scope, chunkBytes, true, size);
         dedicatedChunks.add(chunk);
         chunk.dedicatedInUse = true;
+        chunk.dedicatedGeneration = 1;
         return chunk;
     }
 

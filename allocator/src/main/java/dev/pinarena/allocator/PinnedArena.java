@@ -178,6 +178,7 @@ public final class PinnedArena implements AutoCloseable
             return allocateRun(heap, scope, (int)((size + SizeClasses.ARENA_PAGE_SIZE - 1) >>> SizeClasses.ARENA_PAGE_SHIFT), size);
         }
         final ArenaChunk chunk = pool.takeDedicated(scope, size);
+        heap.lastGeneration = chunk.dedicatedGeneration;
         heap.dedicatedAllocs++;
         heap.bytesAllocated += chunk.size;
         return chunk.base;
@@ -186,15 +187,18 @@ public final class PinnedArena implements AutoCloseable
     private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages, final long size)
     {
         long address = heap.takeCachedRun(scope, pages);
+        final ArenaChunk chunk;
         if (address != 0)
         {
-            final ArenaChunk chunk = directory.chunkOf(address);
+            chunk = directory.chunkOf(address);
             chunk.state(chunk.pageOf(address), ArenaChunk.RUN_HEAD);
         }
         else
         {
             address = pool.takeRun(scope, pages, size);
+            chunk = directory.chunkOf(address);
         }
+        heap.lastGeneration = chunk.nextRunGeneration(chunk.pageOf(address));
         heap.runAllocs++;
         heap.bytesAllocated += (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
         return address;
@@ -216,7 +220,53 @@ public final class PinnedArena implements AutoCloseable
         {
             throw FreeErrors.closed("free", address);
         }
-        deallocator.free(address);
+        deallocator.free(address, Deallocator.ANY_GENERATION);
+    }
+
+    /**
+     * @param size bytes, positive.
+     * @return a {@link BufferHandle} (address and generation) of a local-only buffer.
+     */
+    public long allocateHandle(final long size)
+    {
+        return allocateHandle(BufferScope.LOCAL, size);
+    }
+
+    /**
+     * @param size bytes, positive.
+     * @return a {@link BufferHandle} of a buffer in a chunk registered with remote access.
+     */
+    public long allocateRemoteHandle(final long size)
+    {
+        return allocateHandle(BufferScope.REMOTE, size);
+    }
+
+    private long allocateHandle(final BufferScope scope, final long size)
+    {
+        if (size > 0 && size <= SizeClasses.MAX_SLAB_BLOCK && !closed)
+        {
+            final int cls = classes.classOf(size);
+            return heaps.current().allocateBlockHandle(scope.ordinal() * classCount + cls, cls, size);
+        }
+        final long address = allocate(scope, size, granule); // checks, then a run or a dedicated chunk
+        return BufferHandle.of(address, heaps.current().lastGeneration);
+    }
+
+    /**
+     * Frees the buffer a handle names, after checking that it is the same hand-out of that memory.
+     *
+     * @param handle from {@link #allocateHandle(long)} or {@link #allocateRemoteHandle(long)}.
+     * @throws StaleHandleException if the buffer was freed and handed out again since (nothing is freed).
+     * @throws DoubleFreeException  if it is free now.
+     */
+    public void freeHandle(final long handle)
+    {
+        final long address = BufferHandle.address(handle);
+        if (closed)
+        {
+            throw FreeErrors.closed("freeHandle", address);
+        }
+        deallocator.free(address, BufferHandle.generation(handle));
     }
 
     private static void checkAlignment(final long size, final int alignment)

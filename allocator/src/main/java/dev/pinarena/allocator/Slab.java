@@ -66,6 +66,12 @@ final class Slab
 
     // Owner-only state.
     private int[] freeStack = new int[0];
+    /**
+     * Per block: how many times it was handed out, modulo 2^16 ({@link BufferHandle}). Written by the owner
+     * when it hands the block out, before the block (and its handle) can reach any other thread; never
+     * reset, so a reformatted slab goes on counting.
+     */
+    private char[] generations = new char[0];
     int top;
     private long[] inUse = new long[0];
     int used;
@@ -101,6 +107,7 @@ final class Slab
         if (freeStack.length < blocks)
         {
             freeStack = new int[blocks];
+            generations = java.util.Arrays.copyOf(generations, blocks);
         }
         if (inUse.length < words)
         {
@@ -160,10 +167,36 @@ final class Slab
      */
     long allocate()
     {
+        return base + (long)take() * blockSize;
+    }
+
+    /**
+     * Owner only; the caller checked {@code top > 0}.
+     *
+     * @return the {@link BufferHandle} of a block now in use.
+     */
+    long allocateHandle()
+    {
+        final int index = take();
+        return BufferHandle.of(base + (long)index * blockSize, generations[index]);
+    }
+
+    private int take()
+    {
         final int index = freeStack[--top];
         inUse[index >>> 6] |= 1L << index;
+        generations[index]++;
         used++;
-        return base + (long)index * blockSize;
+        return index;
+    }
+
+    /**
+     * @param index block index.
+     * @return the block's generation: its hand-outs so far, modulo 2^16.
+     */
+    int generation(final int index)
+    {
+        return generations[index];
     }
 
     /**

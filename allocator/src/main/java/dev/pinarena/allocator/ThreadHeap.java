@@ -79,6 +79,8 @@ final class ThreadHeap
     long bytesAllocated;
     /** Bytes of runs and dedicated chunks freed (slab blocks excluded, see above). */
     long bytesFreed;
+    /** The generation of this thread's latest run or dedicated allocation, for {@link PinnedArena#allocateHandle}. */
+    int lastGeneration;
     /** Slow-path heap lookups by this thread since it last claimed the arena's last-heap cache. */
     int heapCacheMisses;
     long crossThreadFreesSent;
@@ -108,18 +110,27 @@ final class ThreadHeap
      */
     long allocateBlock(final int slot, final int cls, final long size)
     {
-        final Slab slab = current[slot];
-        final long address;
-        if (slab != null && slab.top > 0)
+        Slab slab = current[slot];
+        if (slab == null || slab.top == 0)
         {
-            address = slab.allocate();
-        }
-        else
-        {
-            address = refill(slot, cls, size).allocate();
+            slab = refill(slot, cls, size);
         }
         classAllocs[cls]++;
-        return address;
+        return slab.allocate();
+    }
+
+    /**
+     * Owner thread: as {@link #allocateBlock}, returning the block's {@link BufferHandle}.
+     */
+    long allocateBlockHandle(final int slot, final int cls, final long size)
+    {
+        Slab slab = current[slot];
+        if (slab == null || slab.top == 0)
+        {
+            slab = refill(slot, cls, size);
+        }
+        classAllocs[cls]++;
+        return slab.allocateHandle();
     }
 
     /**

@@ -75,6 +75,24 @@ class ZeroGarbageTest
     }
 
     @Test
+    void handlesOfBlocksRunsAndDedicatedChunks() throws Exception
+    {
+        final long[] sizes = {64, 4096, 65536, 1 << 20, 2 * TestArenas.CHUNK};
+        final int[] next = new int[1];
+        try (HotLoops loops = new HotLoops())
+        {
+            loops.start("handles", () ->
+            {
+                final long size = sizes[next[0]];
+                next[0] = (next[0] + 1) % sizes.length;
+                final long handle = arena.allocateHandle(size);
+                arena.freeHandle(handle);
+                return handle;
+            }).assertNoGarbage("handles");
+        }
+    }
+
+    @Test
     void batchAllocatedThenFreed() throws Exception
     {
         final long[] sizes = {64, 4096, 65536};
