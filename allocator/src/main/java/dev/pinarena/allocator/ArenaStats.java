@@ -192,6 +192,11 @@ public final class ArenaStats
      */
     public String backingMix()
     {
+        return backingMix(bytesByBacking);
+    }
+
+    static String backingMix(final long[] bytesByBacking)
+    {
         final StringBuilder sb = new StringBuilder();
         for (final PageBacking backing : PageBacking.values())
         {

@@ -12,6 +12,7 @@ import dev.pinarena.registration.os.PageBacking;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The shared pool behind every heap: the chunks of each scope, their free arena pages, idle dedicated chunks
@@ -31,11 +32,14 @@ final class PagePool
     private final List<ArenaChunk> dedicatedChunks = new ArrayList<>();
     private final ArrayDeque<Slab> spareSlabs = new ArrayDeque<>();
 
-    private long mappedBytes;
+    // Counters: written under the lock, read without it (statistics and metrics never wait for the lock).
+    private volatile long mappedBytes;
     /** Bytes mapped per {@link PageBacking}, by ordinal: the backing mix the kernel granted. */
-    private final long[] bytesByBacking = new long[PageBacking.values().length];
-    private long registrations;
-    private long chunkCount;
+    private final AtomicLongArray bytesByBacking = new AtomicLongArray(PageBacking.values().length);
+    private volatile long registrations;
+    private volatile long chunkCount;
+    private volatile int sharedChunks;
+    private volatile int idleOrBusyDedicatedChunks;
 
     PagePool(
         final Registrar registrar, final ArenaConfig config, final SizeClasses classes,
@@ -111,6 +115,7 @@ final class PagePool
         }
         final ArenaChunk chunk = mapAndRegister(scope, chunkBytes, true, size);
         dedicatedChunks.add(chunk);
+        idleOrBusyDedicatedChunks++;
         chunk.dedicatedInUse = true;
         chunk.dedicatedGeneration = 1;
         return chunk;
@@ -178,6 +183,7 @@ final class PagePool
         }
         final ArenaChunk chunk = mapAndRegister(scope, config.chunkSize(), false, request);
         chunksByScope.get(scope.ordinal()).add(chunk);
+        sharedChunks++;
         return chunk;
     }
 
@@ -219,7 +225,7 @@ final class PagePool
         final ArenaChunk chunk = new ArenaChunk(mapping, region, scope, dedicated);
         directory.add(chunk);
         mappedBytes += size;
-        bytesByBacking[mapping.backing().ordinal()] += size;
+        bytesByBacking.getAndAdd(mapping.backing().ordinal(), size);
         chunkCount++;
         return chunk;
     }
@@ -229,36 +235,38 @@ final class PagePool
         return scope == BufferScope.REMOTE ? config.remoteAccess() : Access.LOCAL_WRITE;
     }
 
-    synchronized long mappedBytes()
+    /** Without the lock. @return bytes mapped and registered. */
+    long mappedBytes()
     {
         return mappedBytes;
     }
 
-    /**
-     * @return bytes mapped per backing, by {@link PageBacking} ordinal (a copy).
-     */
-    synchronized long[] bytesByBacking()
+    /** Without the lock. @return bytes mapped per backing, by {@link PageBacking} ordinal (a copy). */
+    long[] bytesByBacking()
     {
-        return bytesByBacking.clone();
+        final long[] copy = new long[bytesByBacking.length()];
+        for (int i = 0; i < copy.length; i++)
+        {
+            copy[i] = bytesByBacking.get(i);
+        }
+        return copy;
     }
 
-    synchronized long registrations()
+    /** Without the lock. @return registrations made. */
+    long registrations()
     {
         return registrations;
     }
 
-    synchronized int chunkCount(final boolean dedicated)
+    /**
+     * Without the lock.
+     *
+     * @param dedicated which kind.
+     * @return dedicated chunks (in use or idle), or shared chunks of both scopes.
+     */
+    int chunkCount(final boolean dedicated)
     {
-        if (dedicated)
-        {
-            return dedicatedChunks.size();
-        }
-        int count = 0;
-        for (final List<ArenaChunk> chunks : chunksByScope)
-        {
-            count += chunks.size();
-        }
-        return count;
+        return dedicated ? idleOrBusyDedicatedChunks : sharedChunks;
     }
 
     synchronized long capBytes()
@@ -309,7 +317,12 @@ final class PagePool
             }
         }
         mappedBytes = 0;
-        java.util.Arrays.fill(bytesByBacking, 0);
+        sharedChunks = 0;
+        idleOrBusyDedicatedChunks = 0;
+        for (int i = 0; i < bytesByBacking.length(); i++)
+        {
+            bytesByBacking.set(i, 0);
+        }
         if (first != null)
         {
             throw first;

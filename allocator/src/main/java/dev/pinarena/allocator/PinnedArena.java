@@ -43,6 +43,7 @@ public final class PinnedArena implements AutoCloseable
     private final int classCount;
     private final ThreadHeaps heaps;
     private final Deallocator deallocator;
+    private final ArenaMetrics metrics;
     private volatile boolean closed;
 
     private PinnedArena(final Registrar registrar, final ArenaConfig config)
@@ -67,6 +68,7 @@ public final class PinnedArena implements AutoCloseable
         final ZeroOnFree zeroOnFree = new ZeroOnFree(config.zeroRemoteOnFree());
         this.heaps = new ThreadHeaps(pool, zeroOnFree, classCount, config.runCacheBytes());
         this.deallocator = new Deallocator(directory, heaps, pool, zeroOnFree);
+        this.metrics = new ArenaMetrics(registrar.name(), capBytes, pool, heaps, classes);
         registrar.addUser(this); // the registrar refuses to close while this arena is open
     }
 
@@ -500,7 +502,8 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * @return a consistent-enough snapshot of the counters (other threads' counters are read without a lock).
+     * @return a consistent-enough snapshot of the counters, taken without the arena's lock (other threads'
+     * counters are read racily).
      */
     public ArenaStats stats()
     {
@@ -516,6 +519,15 @@ public final class PinnedArena implements AutoCloseable
             pool.registrations(), sum.bytesInUse(classes), sizes, sum.classAllocs, sum.classFrees, sum.runAllocs,
             sum.runFrees, sum.dedicatedAllocs, sum.dedicatedFrees, sum.crossThreadFreesSent,
             sum.crossThreadFreesCollected, sum.liveHeaps, sum.adoptions, pool.bytesByBacking());
+    }
+
+    /**
+     * @return the arena's counters, readable without its lock; {@link ArenaMetrics#register(String)} publishes
+     * them as a platform MXBean.
+     */
+    public ArenaMetrics metrics()
+    {
+        return metrics;
     }
 
     /**
@@ -598,6 +610,7 @@ public final class PinnedArena implements AutoCloseable
             }
             finally
             {
+                metrics.unregister();
                 registrar.removeUser(this);
             }
         }
