@@ -411,6 +411,26 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
+     * A new direct {@link java.nio.ByteBuffer} over arena memory (big-endian, as {@code allocateDirect} makes
+     * them), for code that needs a ByteBuffer object per buffer (a Netty buffer): one allocation per call. It
+     * has no cleaner: dropping it frees nothing, and it is valid until the memory is freed.
+     *
+     * @param address first byte, inside a chunk of this arena.
+     * @param length  bytes, not past the chunk.
+     * @return the view.
+     */
+    public java.nio.ByteBuffer byteBuffer(final long address, final int length)
+    {
+        final ArenaChunk chunk = chunkOrThrow("byteBuffer", address);
+        if (length < 0 || address + length > chunk.base + chunk.size)
+        {
+            throw new IllegalArgumentException("byteBuffer(0x" + Long.toHexString(address) + ", " + length +
+                "): the range leaves its chunk " + chunk);
+        }
+        return ByteBufferView.aim(ByteBufferView.newView(), address, length).order(java.nio.ByteOrder.BIG_ENDIAN);
+    }
+
+    /**
      * A new flyweight that owns a new buffer: for a buffer that travels to another thread (which closes it,
      * freeing the buffer). Allocates the flyweight object; {@link #allocate(int, PinnedBuffer)} does not.
      *
