@@ -1,5 +1,6 @@
 package dev.pinarena.allocator;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.Registrar;
 
@@ -92,6 +93,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public static PinnedArena open(final Registrar registrar, final ArenaConfig config)
     {
+        AgronaAccess.require();
         return new PinnedArena(registrar, config);
     }
 

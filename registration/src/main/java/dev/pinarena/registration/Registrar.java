@@ -17,6 +17,11 @@ import java.util.Map;
  */
 public abstract class Registrar implements AutoCloseable
 {
+    static
+    {
+        AgronaAccess.require(); // before any backend touches an Agrona buffer: a message that names the flag
+    }
+
     /** Registrations start on a page boundary; the kernel pins whole pages. */
     public static final long PAGE_SIZE = 4096;
 
