@@ -110,13 +110,7 @@ final class ThreadHeap
      */
     long allocateBlock(final int slot, final int cls, final long size)
     {
-        Slab slab = current[slot];
-        if (slab == null || slab.top == 0)
-        {
-            slab = refill(slot, cls, size);
-        }
-        classAllocs[cls]++;
-        return slab.allocate();
+        return slabToAllocateFrom(slot, cls, size).allocate();
     }
 
     /**
@@ -124,13 +118,22 @@ final class ThreadHeap
      */
     long allocateBlockHandle(final int slot, final int cls, final long size)
     {
+        return slabToAllocateFrom(slot, cls, size).allocateHandle();
+    }
+
+    /**
+     * Owner thread: the current slab of the slot, refilled if it has no free block; counts the allocation
+     * the caller is about to make from it.
+     */
+    private Slab slabToAllocateFrom(final int slot, final int cls, final long size)
+    {
         Slab slab = current[slot];
         if (slab == null || slab.top == 0)
         {
             slab = refill(slot, cls, size);
         }
         classAllocs[cls]++;
-        return slab.allocateHandle();
+        return slab;
     }
 
     /**

@@ -115,16 +115,7 @@ public final class MappedChunk
      */
     public synchronized void unmap()
     {
-        if (unmapped)
-        {
-            throw new IllegalStateException("chunk " + this + " is already unmapped");
-        }
-        final Region registered = RegisteredRanges.firstOverlapping(address, size);
-        if (registered != null)
-        {
-            throw new IllegalStateException("refusing to unmap chunk " + this + ": " + registered +
-                " still covers it (deregister first: a registered page is never returned to the OS)");
-        }
+        checkReleasable("unmap");
         if (Linux.libc().munmap(address, size) != 0)
         {
             throw new IllegalStateException("munmap of chunk " + this + " failed: errno " + Linux.errno());
@@ -143,6 +134,20 @@ public final class MappedChunk
      */
     public synchronized void retire()
     {
+        checkReleasable("retire");
+        final int flags = Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | Linux.MAP_FIXED | Linux.MAP_NORESERVE;
+        if (Linux.mmap(address, size, Linux.PROT_READ | Linux.PROT_WRITE, flags, -1, 0) == Linux.MAP_FAILED)
+        {
+            throw new IllegalStateException("mmap(MAP_FIXED) over chunk " + this + " failed: errno " + Linux.errno());
+        }
+        unmapped = true;
+    }
+
+    /**
+     * @throws IllegalStateException if unmapped already, or a registration still covers any byte.
+     */
+    private void checkReleasable(final String operation)
+    {
         if (unmapped)
         {
             throw new IllegalStateException("chunk " + this + " is already unmapped");
@@ -150,15 +155,9 @@ public final class MappedChunk
         final Region registered = RegisteredRanges.firstOverlapping(address, size);
         if (registered != null)
         {
-            throw new IllegalStateException("refusing to retire chunk " + this + ": " + registered +
-                " still covers it (deregister first)");
+            throw new IllegalStateException("refusing to " + operation + " chunk " + this + ": " + registered +
+                " still covers it (deregister first: a registered page is never returned to the OS)");
         }
-        final int flags = Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | Linux.MAP_FIXED | Linux.MAP_NORESERVE;
-        if (Linux.mmap(address, size, Linux.PROT_READ | Linux.PROT_WRITE, flags, -1, 0) == Linux.MAP_FAILED)
-        {
-            throw new IllegalStateException("mmap(MAP_FIXED) over chunk " + this + " failed: errno " + Linux.errno());
-        }
-        unmapped = true;
     }
 
     public String toString()
