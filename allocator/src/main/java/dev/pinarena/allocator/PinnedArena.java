@@ -423,13 +423,33 @@ public final class PinnedArena implements AutoCloseable
      */
     public java.nio.ByteBuffer byteBuffer(final long address, final int length)
     {
+        return byteBuffer(address, length, ByteBufferView.newView());
+    }
+
+    /**
+     * As {@link #byteBuffer(long, int)}, re-aiming a view this method made earlier instead of making one: no
+     * allocation. The caller must be done with the view's old memory.
+     *
+     * @param address first byte, inside a chunk of this arena.
+     * @param length  bytes, not past the chunk.
+     * @param view    a view from {@link #byteBuffer(long, int)} of this arena.
+     * @return {@code view}, aimed at the new memory.
+     * @throws IllegalArgumentException if {@code view} is not a writable direct buffer over this arena's memory.
+     */
+    public java.nio.ByteBuffer byteBuffer(final long address, final int length, final java.nio.ByteBuffer view)
+    {
         final ArenaChunk chunk = chunkOrThrow("byteBuffer", address);
         if (length < 0 || address + length > chunk.base + chunk.size)
         {
             throw new IllegalArgumentException("byteBuffer(0x" + Long.toHexString(address) + ", " + length +
                 "): the range leaves its chunk " + chunk);
         }
-        return ByteBufferView.aim(ByteBufferView.newView(), address, length).order(java.nio.ByteOrder.BIG_ENDIAN);
+        final long previous = org.agrona.BufferUtil.address(view);
+        if (!view.isDirect() || view.isReadOnly() || (view.capacity() != 0 && directory.chunkOf(previous) == null))
+        {
+            throw new IllegalArgumentException("byteBuffer: only a view this arena made can be re-aimed: " + view);
+        }
+        return ByteBufferView.aim(view, address, length).order(java.nio.ByteOrder.BIG_ENDIAN);
     }
 
     /**

@@ -79,6 +79,25 @@ class TravellingBufferTest extends ArenaFixture
     }
 
     @Test
+    void byteBufferViewsAreArenaMemoryAndOnlyTheArenasOwnAreReAimed()
+    {
+        final long first = arena.allocate(64);
+        final long second = arena.allocate(128);
+        final ByteBuffer view = arena.byteBuffer(first, 64);
+        assertEquals(first, org.agrona.BufferUtil.address(view));
+        assertEquals(64, view.capacity());
+        assertEquals(java.nio.ByteOrder.BIG_ENDIAN, view.order());
+        final ByteBuffer again = arena.byteBuffer(second, 128, view);
+        assertTrue(again == view, "re-aimed, not a new object");
+        assertEquals(second, org.agrona.BufferUtil.address(view));
+        assertEquals(128, view.capacity());
+        assertThrows(IllegalArgumentException.class, () -> arena.byteBuffer(first, 64, ByteBuffer.allocate(64)));
+        assertThrows(IllegalArgumentException.class, () -> arena.byteBuffer(first, 64, ByteBuffer.allocateDirect(64)));
+        assertThrows(IllegalArgumentException.class, () -> arena.byteBuffer(first, (int)TestArenas.CHUNK + 1, view));
+        assertThrows(UnknownAddressException.class, () -> arena.byteBuffer(0x1000, 8));
+    }
+
+    @Test
     void theInheritedWrapMethodsAreRefusedAndTheBufferKeepsItsMemory()
     {
         final PinnedBuffer buffer = arena.allocate(256, new PinnedBuffer());

@@ -2,7 +2,6 @@ package dev.pinarena.netty;
 
 import dev.pinarena.allocator.PinnedArena;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
-import org.agrona.BufferUtil;
 
 import java.nio.ByteBuffer;
 
@@ -28,15 +27,13 @@ public final class PinnedByteBuf extends UnpooledUnsafeDirectByteBuf
     @SuppressWarnings("deprecation")
     protected ByteBuffer allocateDirect(final int initialCapacity)
     {
-        final PinnedByteBufAllocator alloc = pinnedAlloc();
-        final long address = alloc.allocate(initialCapacity);
-        return alloc.arena().byteBuffer(address, initialCapacity);
+        return pinnedAlloc().allocate(initialCapacity);
     }
 
     @SuppressWarnings("deprecation")
     protected void freeDirect(final ByteBuffer buffer)
     {
-        pinnedAlloc().arena().free(BufferUtil.address(buffer));
+        pinnedAlloc().free(buffer);
     }
 
     /**

@@ -1,10 +1,15 @@
 package dev.pinarena.netty;
 
+import dev.pinarena.allocator.ArenaConfig;
 import dev.pinarena.allocator.BufferScope;
 import dev.pinarena.allocator.PinnedArena;
 import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledHeapByteBuf;
+import org.agrona.BufferUtil;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 
 /**
  * A Netty {@link io.netty.buffer.ByteBufAllocator} whose direct buffers are pinned arena memory: every
@@ -20,8 +25,13 @@ import io.netty.buffer.UnpooledHeapByteBuf;
  */
 public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
 {
+    /** Spare ByteBuffer views kept per thread: a freed buffer's view serves the next buffer. */
+    static final int SPARE_VIEWS = 64;
+
     private final PinnedArena arena;
     private final BufferScope scope;
+    private final ThreadLocal<ArrayDeque<ByteBuffer>> spareViews =
+        ThreadLocal.withInitial(() -> new ArrayDeque<>(SPARE_VIEWS));
 
     /**
      * @param arena the arena every direct buffer comes from.
@@ -93,9 +103,29 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
         return buffer.memoryAddress();
     }
 
-    long allocate(final int capacity)
+    /**
+     * @return a ByteBuffer view over new arena memory of {@code capacity} bytes: a spare view re-aimed if the
+     * calling thread has one (no allocation), else a new one.
+     */
+    ByteBuffer allocate(final int capacity)
     {
         // A zero-capacity buffer still gets one byte: its address must be arena memory Netty can free.
-        return arena.allocate(scope, Math.max(1, capacity), 64);
+        final long address = arena.allocate(scope, Math.max(1, capacity), ArenaConfig.DEFAULT_ALIGNMENT);
+        final ByteBuffer spare = spareViews.get().pollLast();
+        return spare == null ? arena.byteBuffer(address, capacity) : arena.byteBuffer(address, capacity, spare);
+    }
+
+    /**
+     * Frees the memory under {@code view} and keeps the view as a spare of the calling thread. Netty holds no
+     * reference to it any more (it lets go of a buffer's ByteBuffer before freeing it).
+     */
+    void free(final ByteBuffer view)
+    {
+        arena.free(BufferUtil.address(view));
+        final ArrayDeque<ByteBuffer> spares = spareViews.get();
+        if (spares.size() < SPARE_VIEWS)
+        {
+            spares.addLast(view);
+        }
     }
 }
