@@ -3,7 +3,7 @@ package dev.pinarena.allocator;
 /**
  * The free path of an arena: from an address to its chunk, then to the slab, run or dedicated chunk that
  * holds it, with every check that makes a bad free an exception instead of a corruption. Errors are built
- * out of line ({@link FreeErrors}); zeroing is decided in one place ({@link ZeroOnFree}).
+ * out of line ({@link ArenaErrors}); zeroing is decided in one place ({@link ZeroOnFree}).
  */
 final class Deallocator
 {
@@ -32,13 +32,13 @@ final class Deallocator
         final ArenaChunk chunk = directory.chunkOf(address);
         if (chunk == null)
         {
-            throw FreeErrors.notInArena(address);
+            throw ArenaErrors.notInArena(address);
         }
         if (chunk.dedicated)
         {
             if (generation != ANY_GENERATION && generation != chunk.dedicatedGeneration)
             {
-                throw FreeErrors.staleHandle(address, generation, chunk.dedicatedGeneration);
+                throw ArenaErrors.staleHandle(address, generation, chunk.dedicatedGeneration);
             }
             freeDedicated(chunk, address);
             return;
@@ -55,16 +55,16 @@ final class Deallocator
             case ArenaChunk.RUN_HEAD:
                 if (generation != ANY_GENERATION && generation != chunk.runGeneration(page))
                 {
-                    throw FreeErrors.staleHandle(address, generation, chunk.runGeneration(page));
+                    throw ArenaErrors.staleHandle(address, generation, chunk.runGeneration(page));
                 }
                 freeRun(chunk, page, address);
                 return;
             case ArenaChunk.RUN_BODY:
-                throw FreeErrors.insideRun(address);
+                throw ArenaErrors.insideRun(address);
             case ArenaChunk.RUN_CACHED:
-                throw FreeErrors.runAlreadyFree(address);
+                throw ArenaErrors.runAlreadyFree(address);
             default:
-                throw FreeErrors.inFreePage(address, chunk);
+                throw ArenaErrors.inFreePage(address, chunk);
         }
     }
 
@@ -73,11 +73,11 @@ final class Deallocator
         final int index = slab.blockIndex(address);
         if (index < 0)
         {
-            throw index == -1 ? FreeErrors.insideBlock(address, slab) : FreeErrors.inSlabTail(address, slab);
+            throw index == -1 ? ArenaErrors.insideBlock(address, slab) : ArenaErrors.inSlabTail(address, slab);
         }
         if (generation != ANY_GENERATION && generation != slab.generation(index))
         {
-            throw FreeErrors.staleHandle(address, generation, slab.generation(index));
+            throw ArenaErrors.staleHandle(address, generation, slab.generation(index));
         }
         final ThreadHeap owner = slab.heap;
         if (owner != null && owner.thread == Thread.currentThread())
@@ -88,7 +88,7 @@ final class Deallocator
         // Cross-thread free: steps 1-4 of the protocol described on Slab.
         if (!slab.isAllocatedByRemoteView(index))
         {
-            throw FreeErrors.blockNotAllocated(address, slab);
+            throw ArenaErrors.blockNotAllocated(address, slab);
         }
         zeroOnFree.freed(slab.scope, address, slab.blockSize);
         // Read before the bit is set: from then on the owner may collect the block, empty the slab and
@@ -97,7 +97,7 @@ final class Deallocator
         final int outcome = slab.markRemoteFree(index);
         if (outcome < 0)
         {
-            throw FreeErrors.blockNotAllocated(address, slab);
+            throw ArenaErrors.blockNotAllocated(address, slab);
         }
         heaps.current().countRemoteFree(cls);
         if (outcome > 0)
@@ -112,7 +112,7 @@ final class Deallocator
     {
         if ((address & (SizeClasses.ARENA_PAGE_SIZE - 1)) != 0)
         {
-            throw FreeErrors.insideRun(address, chunk.pageAddress(page));
+            throw ArenaErrors.insideRun(address, chunk.pageAddress(page));
         }
         final int pages = chunk.runPages(page);
         final long bytes = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
@@ -134,7 +134,7 @@ final class Deallocator
     {
         if (address != chunk.base)
         {
-            throw FreeErrors.insideDedicated(address, chunk);
+            throw ArenaErrors.insideDedicated(address, chunk);
         }
         if (chunk.dedicatedInUse)
         {
@@ -142,7 +142,7 @@ final class Deallocator
         }
         if (!pool.releaseDedicated(chunk))
         {
-            throw FreeErrors.dedicatedAlreadyFree(address, chunk);
+            throw ArenaErrors.dedicatedAlreadyFree(address, chunk);
         }
         final ThreadHeap heap = heaps.current();
         heap.dedicatedFrees++;

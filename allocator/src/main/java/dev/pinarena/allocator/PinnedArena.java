@@ -149,12 +149,11 @@ public final class PinnedArena implements AutoCloseable
     {
         if (closed)
         {
-            throw new ArenaClosedException(0, "allocate(" + size + ") after the arena was closed");
+            throw ArenaErrors.allocateAfterClose(size);
         }
         if (size <= 0 || size > capBytes)
         {
-            throw new InvalidSizeException(0, "cannot allocate " + size + " bytes: " +
-                (size <= 0 ? "size must be positive" : "larger than the arena cap of " + capBytes));
+            throw ArenaErrors.invalidSize(size, capBytes);
         }
         final ThreadHeap heap = heaps.current();
         if (size <= SizeClasses.MAX_SLAB_BLOCK)
@@ -222,7 +221,7 @@ public final class PinnedArena implements AutoCloseable
     {
         if (closed)
         {
-            throw FreeErrors.closed("free", address);
+            throw ArenaErrors.closed("free", address);
         }
         deallocator.free(address, Deallocator.ANY_GENERATION);
     }
@@ -268,7 +267,7 @@ public final class PinnedArena implements AutoCloseable
         final long address = BufferHandle.address(handle);
         if (closed)
         {
-            throw FreeErrors.closed("freeHandle", address);
+            throw ArenaErrors.closed("freeHandle", address);
         }
         deallocator.free(address, BufferHandle.generation(handle));
     }
@@ -277,8 +276,7 @@ public final class PinnedArena implements AutoCloseable
     {
         if (alignment <= 0 || Integer.bitCount(alignment) != 1 || alignment > SizeClasses.ARENA_PAGE_SIZE)
         {
-            throw new InvalidAlignmentException(0, "cannot allocate " + size + " bytes aligned to " + alignment +
-                ": alignment must be a power of two up to the " + SizeClasses.ARENA_PAGE_SIZE + "-byte arena page");
+            throw ArenaErrors.invalidAlignment(size, alignment);
         }
     }
 
@@ -345,7 +343,7 @@ public final class PinnedArena implements AutoCloseable
             case ArenaChunk.RUN_HEAD:
                 return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
             default:
-                throw FreeErrors.noBufferStartsThere("usableSize", address);
+                throw ArenaErrors.noBufferStartsThere("usableSize", address);
         }
     }
 
@@ -353,12 +351,12 @@ public final class PinnedArena implements AutoCloseable
     {
         if (closed)
         {
-            throw FreeErrors.closed(operation, address);
+            throw ArenaErrors.closed(operation, address);
         }
         final ArenaChunk chunk = directory.chunkOf(address);
         if (chunk == null)
         {
-            throw FreeErrors.notInArena(operation, address);
+            throw ArenaErrors.notInArena(operation, address);
         }
         return chunk;
     }
@@ -368,7 +366,7 @@ public final class PinnedArena implements AutoCloseable
         final Region region = chunk.region;
         if (!region.isLive())
         {
-            throw FreeErrors.registrationGone(address, region);
+            throw ArenaErrors.registrationGone(address, region);
         }
         return region;
     }

@@ -143,7 +143,7 @@ final class ThreadHeap
     {
         if (!slab.isAllocatedByOwnerView(index))
         {
-            throw FreeErrors.blockNotAllocated(address, slab);
+            throw ArenaErrors.blockNotAllocated(address, slab);
         }
         zeroOnFree.freed(slab.scope, address, slab.blockSize);
         slab.freeLocal(index);

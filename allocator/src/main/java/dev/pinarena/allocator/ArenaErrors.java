@@ -1,13 +1,30 @@
 package dev.pinarena.allocator;
 
 /**
- * The exceptions of a bad free or lookup, with their messages: built here, out of line, so the free path
- * carries no string building, only a call that is never taken when the input is good.
+ * The exceptions of a bad allocate, free or lookup, with their messages: built here, out of line, so the hot
+ * paths carry no string building, only a call that is never taken when the input is good.
  */
-final class FreeErrors
+final class ArenaErrors
 {
-    private FreeErrors()
+    private ArenaErrors()
     {
+    }
+
+    static ArenaClosedException allocateAfterClose(final long size)
+    {
+        return new ArenaClosedException(0, "allocate(" + size + ") after the arena was closed");
+    }
+
+    static InvalidSizeException invalidSize(final long size, final long capBytes)
+    {
+        return new InvalidSizeException(0, "cannot allocate " + size + " bytes: " +
+            (size <= 0 ? "size must be positive" : "larger than the arena cap of " + capBytes));
+    }
+
+    static InvalidAlignmentException invalidAlignment(final long size, final int alignment)
+    {
+        return new InvalidAlignmentException(0, "cannot allocate " + size + " bytes aligned to " + alignment +
+            ": alignment must be a power of two up to the " + SizeClasses.ARENA_PAGE_SIZE + "-byte arena page");
     }
 
     static ArenaClosedException closed(final String operation, final long address)
