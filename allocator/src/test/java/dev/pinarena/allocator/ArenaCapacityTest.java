@@ -61,6 +61,48 @@ class ArenaCapacityTest
         }
     }
 
+    /**
+     * Changes the hugetlb pool (root): runs within the suite's heavy lock, like every test that does.
+     */
+    @Test
+    void chunksFallBackToTransparentHugePagesWhenThePoolRunsOut() throws Exception
+    {
+        final java.nio.file.Path nr = java.nio.file.Path.of("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
+        final long total = Long.parseLong(java.nio.file.Files.readString(nr).trim());
+        final long free = freeTwoMegabytePages();
+        // Leave exactly two free 2 MiB pages: one 4 MiB chunk's worth.
+        java.nio.file.Files.writeString(nr, Long.toString(total - free + 2));
+        try (IoUringRegistrar registrar = TestArenas.registrar())
+        {
+            final PinnedArena arena = PinnedArena.open(registrar, TestArenas.config(64 * MIB));
+            for (int i = 0; i < 3; i++)
+            {
+                arena.allocate(TestArenas.CHUNK); // one whole chunk each
+            }
+            final ArenaStats stats = arena.stats();
+            assertEquals(12 * MIB, stats.pinnedBytes(), stats.toString());
+            assertEquals(4 * MIB, stats.pinnedBytes(PageBacking.HUGETLB_2M), "the pool's last pages: " + stats);
+            assertEquals(8 * MIB, stats.pinnedBytes(PageBacking.THP), "then THP: " + stats);
+            arena.close(true);
+        }
+        finally
+        {
+            java.nio.file.Files.writeString(nr, Long.toString(total));
+        }
+    }
+
+    private static long freeTwoMegabytePages()
+    {
+        for (final HugePagePools.Pool pool : HugePagePools.pools())
+        {
+            if (pool.pageSize() == 2 * MIB)
+            {
+                return pool.free();
+            }
+        }
+        throw new AssertionError("no 2 MiB hugetlb pool on this host");
+    }
+
     @Test
     void hostCapIsComputable()
     {
