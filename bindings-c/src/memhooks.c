@@ -14,13 +14,12 @@
 #include <unistd.h>
 
 #define PUBLIC __attribute__((visibility("default")))
-#define PG 4096ul
 
 extern void* __curbrk;                 /* glibc's cached break, exported */
 extern void* __sbrk(intptr_t incr);    /* glibc's sbrk, exported */
 
 static inline void post(uintptr_t a, size_t len) {
-  uintptr_t s = a & ~(PG - 1);
+  uintptr_t s = a & ~(PA_PAGE - 1);
   pa_iv_post(s, a + len);
 }
 
@@ -123,7 +122,7 @@ static size_t shm_len(uintptr_t addr) {
 
 PUBLIC int shmdt(const void* addr) {
   size_t len = shm_len((uintptr_t)addr);
-  if (len == 0) len = PG;
+  if (len == 0) len = PA_PAGE;
   post((uintptr_t)addr, len);
   long r = syscall(SYS_shmdt, addr);
   if (r == 0) post((uintptr_t)addr, len);

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
 
 /* ---------------------------------------------------------------------------
    Fast path
@@ -44,7 +43,7 @@ PA_HIDDEN void* pa_malloc(size_t n) {
 }
 
 /* The exported name is the fast path itself (no call in between). */
-PA_API void* malloc(size_t n) __attribute__((alias("pa_malloc")));
+PA_EXPORT void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 
 /* ---------------------------------------------------------------------------
    Slow path: spans of a size class
@@ -205,7 +204,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
     atomic_fetch_add(&pa_gstats.large_allocs, 1);
     return s->obj;
   }
-  pa_chunk* c = pa_huge_alloc(n, align);
+  pa_chunk_t* c = pa_huge_alloc(n, align);
   return c ? c->huge_obj : NULL;
 }
 

@@ -70,7 +70,7 @@ PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_list_corrupt(const void
 }
 
 /* Everything but a block of a small span. */
-static PA_COLD void free_other(pa_chunk* c, void* p) {
+static PA_COLD void free_other(pa_chunk_t* c, void* p) {
   if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     void* obj = atomic_load_explicit((_Atomic(void*)*)&c->huge_obj, memory_order_acquire);
@@ -223,7 +223,7 @@ static inline pa_span_t* small_span_checked(void* p, const char* who) {
   uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   if (unlikely(t == 0)) bad_pointer(p, who);
   if (unlikely(t & PA_TABLE_HUGE)) return NULL;
-  pa_chunk* c = (pa_chunk*)(a & ~(((uintptr_t)1 << t) - 1));
+  pa_chunk_t* c = (pa_chunk_t*)(a & ~(((uintptr_t)1 << t) - 1));
   /* the span descriptor is found by address arithmetic alone */
   pa_span_t* s = &c->spans[(a - (uintptr_t)c) >> PA_SLICE_SHIFT];
   if (unlikely(s->check != PA_SPAN_CHECK)) corrupt_chunk(p);
@@ -273,7 +273,7 @@ PA_HIDDEN void pa_free(void* p) {
   free_local(h, s, (pa_block_t*)p);
 }
 
-PA_API void free(void* p) __attribute__((alias("pa_free")));
+PA_EXPORT void free(void* p) __attribute__((alias("pa_free")));
 
 /* A block freed twice whose second copy malloc has not reached yet makes
  * the span's local list a cycle (its link points back to a block before
@@ -343,7 +343,7 @@ PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
     if (block_is_free(s, (const pa_block_t*)p)) bad_pointer(p, who);
     return s->bsize;
   }
-  pa_chunk* c = pa_chunk_of(p);
+  pa_chunk_t* c = pa_chunk_of(p);
   if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     if (c->huge_obj != p) bad_pointer(p, who);

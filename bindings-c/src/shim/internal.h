@@ -6,7 +6,11 @@
  *   free.c      free fast path, validation (invalid / double free), cross-thread free
  *   register.c  registration of chunks (verbs via dlopen, io_uring, mlock, none)
  *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
- *   env.c       non-allocating getenv, options, messages, stats at exit
+ *   classes.c   the size-class tables (classes.h)
+ *   options.c   the PINARENA_* environment, read without allocating
+ *   init.c      process start-up, constructor, destructor
+ *   message.c   messages and fatal aborts, written with write(2)
+ *   stats.c     the counters, as a line and as pinarena_stats_t
  *   glibc.c     the exported malloc family and glibc-only entry points
  *
  * Layout. A chunk is N bytes aligned to N (N = 2^shift, default 4 MiB). A
@@ -37,15 +41,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include "../common.h"
 #include "../os.h"
 #include "../uring.h"
+#include "classes.h"
 
-#define PA_API     __attribute__((visibility("default")))
-#define PA_HIDDEN  __attribute__((visibility("hidden")))
 #define PA_COLD    __attribute__((noinline, cold))
 #define PA_NOINLINE __attribute__((noinline))
-#define likely(x)   __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define PA_SLICE_SHIFT 16
 #define PA_SLICE       ((size_t)1 << PA_SLICE_SHIFT)          /* 64 KiB */
@@ -55,14 +57,6 @@
 #define PA_ALIGN_MIN   16
 #define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
 
-/* Size classes: 16..128 every 16 B (classes 1..8), 160..256 every 32 B
- * (classes 9..12), then 8 per doubling (spacing 12.5 %) up to 256 KiB
- * (class 92). Usable size <= 1.125 * n + 16 for every n. The 32-byte steps
- * keep the number of classes a small-object program touches (and so its
- * partly used spans, all of them pinned) low where objects are most common.
- * Class 0 is unused. */
-#define PA_NCLASS      93
-#define PA_SMALL_MAX   ((size_t)256 << 10)
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
 #define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
 #define PA_SPAN_TAG_SMALL ((uint64_t)PA_SPAN_CHECK | ((uint64_t)1 << 32))  /* check + kind SMALL */
@@ -139,7 +133,7 @@ typedef struct pa_regrec_s {
 
 enum { PA_REG_NONE = 0, PA_REG_VERBS, PA_REG_URING, PA_REG_MLOCK };
 
-typedef struct pa_ck_s {
+typedef struct pa_chunk_s {
   uint64_t           magic;
   uint8_t            shift;
   uint8_t            kind;     /* PA_CHUNK_* */
@@ -148,20 +142,18 @@ typedef struct pa_ck_s {
   uint32_t           nslices;
   uint32_t           hdr_slices;
   uint32_t           free_slices;
-  pa_chunk_t         os;       /* mapping as the OS layer reports it */
+  pa_mapping_t       os;       /* mapping as the OS layer reports it */
   _Atomic(pa_regrec_t*) reg;   /* NULL: not registered */
   pa_regrec_t        recs[2];  /* alternating, so a re-registration never rewrites the live one */
-  struct pa_ck_s* next;     /* all chunks (regular list or huge list) */
-  struct pa_ck_s* next_free;/* huge: free list */
-  struct pa_ck_s* next_pending; /* registration deferred */
+  struct pa_chunk_s* next;     /* all chunks (regular list or huge list) */
+  struct pa_chunk_s* next_free;/* huge: free list */
+  struct pa_chunk_s* next_pending; /* registration deferred */
   void*              huge_obj; /* HUGE: pointer handed out, NULL when free */
   size_t             huge_req; /* HUGE: bytes requested */
   uint64_t           used_map[PA_MAX_SLICES / 64];
   uint16_t*          slice_head; /* slice -> index of the first slice of its span */
   pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
-} pa_chunk;
-
-#define PA_DIRECT      (1024 / 16 + 1)      /* sizes the malloc fast path serves: 0..1 KiB */
+} pa_chunk_t;
 
 typedef struct pa_heap_s {
   pa_span_t*         direct[PA_DIRECT]; /* by (n + 15) / 16: cur[] of that size's class (pa_set_cur) */
@@ -213,11 +205,10 @@ extern PA_HIDDEN __thread pa_heap_t* pa_adopt_hint __attribute__((tls_model("ini
 extern PA_HIDDEN pthread_mutex_t pa_chunk_lock;
 extern PA_HIDDEN pthread_mutex_t pa_heap_lock;
 extern PA_HIDDEN pthread_mutex_t pa_reg_lock;
-extern PA_HIDDEN pa_chunk* pa_chunks;        /* regular chunks */
-extern PA_HIDDEN pa_chunk* pa_huge_chunks;   /* free huge chunks (next_free) */
-extern PA_HIDDEN pa_chunk* pa_huge_all;      /* every huge chunk (next) */
+extern PA_HIDDEN pa_chunk_t* pa_chunks;        /* regular chunks */
+extern PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks (next_free) */
+extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
-extern PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
 
 typedef struct pa_gstats_s {
   _Atomic uint64_t chunks, chunk_bytes, huge_chunks, huge_bytes;
@@ -227,34 +218,17 @@ typedef struct pa_gstats_s {
 } pa_gstats_t;
 extern PA_HIDDEN pa_gstats_t pa_gstats;
 
-/* ------------------------------------------------------------------------- */
-/* size classes */
-
-extern PA_HIDDEN uint8_t pa_class_1k[PA_DIRECT];      /* class of (n + 15) / 16 for n <= 1 KiB */
-
-/* The class of n > 256: 8 per doubling (env.c's class_of for smaller n). */
-static inline size_t pa_class_above_256(size_t n) {
-  size_t m = n - 1;
-  unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 8 */
-  return 13 + (b - 8) * 8 + ((m >> (b - 3)) & 7);
-}
-
-static inline size_t pa_size_class(size_t n) {
-  if (likely(n <= 1024)) return pa_class_1k[(n + 15) >> 4];
-  return pa_class_above_256(n);
-}
-
-static inline pa_chunk* pa_chunk_of(const void* p) {
+static inline pa_chunk_t* pa_chunk_of(const void* p) {
   uintptr_t a = (uintptr_t)p;
   if (unlikely(a >> PA_ADDR_BITS)) return NULL;
   uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   if (unlikely(t == 0)) return NULL;
-  return (pa_chunk*)(a & ~(((uintptr_t)1 << (t & PA_TABLE_SHIFT_MASK)) - 1));
+  return (pa_chunk_t*)(a & ~(((uintptr_t)1 << (t & PA_TABLE_SHIFT_MASK)) - 1));
 }
 
 /* The descriptor of the span holding p: the slice's own entry when p is in
  * the first slice of its span (one load), else through slice_head. */
-static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
+static inline pa_span_t* pa_span_of(pa_chunk_t* c, const void* p) {
   size_t sl = ((uintptr_t)p - (uintptr_t)c) >> PA_SLICE_SHIFT;
   pa_span_t* s = &c->spans[sl];
   if (unlikely(s->kind == PA_SPAN_TAIL)) s = &c->spans[c->slice_head[sl]];
@@ -323,24 +297,30 @@ static inline void pa_set_cur(pa_heap_t* h, size_t cls, pa_span_t* s) {
 /* ------------------------------------------------------------------------- */
 /* cross-file functions */
 
-/* init / env */
+/* init.c */
 PA_HIDDEN void  pa_init_slow(void);
 static inline void pa_ensure_init(void) { if (unlikely(!pa_inited)) pa_init_slow(); }
+
+/* options.c */
 PA_HIDDEN const char* pa_getenv(const char* name);
+PA_HIDDEN void  pa_read_options(void);
+
+/* message.c */
 PA_HIDDEN void  pa_write_str(int fd, const char* s);
-PA_HIDDEN char* pa_fmt_hex(char* buf, uintptr_t v);     /* buf >= 19 bytes, returns buf */
 PA_HIDDEN char* pa_fmt_u64(char* buf, uint64_t v);      /* buf >= 21 bytes */
 __attribute__((noreturn)) PA_HIDDEN void pa_fatal_ptr(const char* what, const void* p);
+
+/* stats.c */
 PA_HIDDEN void  pa_write_stats(int fd);
 
 /* chunk.c */
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align);  /* under no lock; NULL + errno */
 PA_HIDDEN void  pa_span_release(pa_span_t* s);
 PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
-PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align);
-PA_HIDDEN void  pa_huge_release(pa_chunk* c);
+PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align);
+PA_HIDDEN void  pa_huge_release(pa_chunk_t* c);
 PA_HIDDEN size_t pa_trim_chunks(void);
-PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s);
+PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);
 PA_HIDDEN void  pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* remote);
 
 /* heap.c */
@@ -364,14 +344,19 @@ PA_HIDDEN void  pa_span_unfull(pa_heap_t* h, pa_span_t* s);
 PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
 
 /* register.c */
-PA_HIDDEN void  pa_register_chunk(pa_chunk* c);
+PA_HIDDEN void  pa_register_chunk(pa_chunk_t* c);
 PA_HIDDEN void  pa_register_ready(void);              /* constructors ran: register what is pending */
-PA_HIDDEN void  pa_register_release(pa_chunk* c);      /* deregister before unmapping (trim) */
+PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before unmapping (trim) */
 PA_HIDDEN void  pa_register_atfork_child(void);
 PA_HIDDEN const char* pa_registrar_name(void);
 PA_HIDDEN int   pa_register_set_pd(void* pd);
 PA_HIDDEN void* pa_register_pd(void);
-PA_HIDDEN void  pa_register_notify_release(pa_chunk* c);
+PA_HIDDEN void  pa_register_notify_release(pa_chunk_t* c);
+
+/* The release callback (pinarena_set_release_callback) */
+typedef void (*pa_release_fn)(void* base, size_t len, void* arg);
+extern PA_HIDDEN pa_release_fn pa_release_cb;
+extern PA_HIDDEN void* pa_release_arg;
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);

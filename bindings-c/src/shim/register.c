@@ -27,7 +27,7 @@ PA_HIDDEN pthread_mutex_t pa_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kind = -1;                  /* PA_REG_* once chosen, -1 before */
 static int ready;                      /* constructors ran */
 static __thread int in_reg __attribute__((tls_model("initial-exec")));
-static pa_chunk* pending;
+static pa_chunk_t* pending;
 static uint64_t pinned;
 static int warned_unreg;
 static const char* why_fallback = "";
@@ -47,7 +47,6 @@ static int (*p_dereg_mr)(struct ibv_mr*);
 static struct ibv_pd* pd;              /* the PD we register with (ours or adopted) */
 static int pd_adopted;
 
-typedef void (*pa_release_fn)(void* base, size_t len, void* arg);
 PA_HIDDEN pa_release_fn pa_release_cb;
 PA_HIDDEN void* pa_release_arg;
 
@@ -158,7 +157,7 @@ PA_HIDDEN const char* pa_registrar_name(void) {
    One chunk (pa_reg_lock held)
 --------------------------------------------------------------------------- */
 
-static void mark_unregistered(pa_chunk* c, const char* why) {
+static void mark_unregistered(pa_chunk_t* c, const char* why) {
   size_t len = (size_t)1 << c->shift;
   c->unregistered = 1;
   atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
@@ -171,7 +170,7 @@ static void mark_unregistered(pa_chunk* c, const char* why) {
   }
 }
 
-static int backend_register(int k, pa_chunk* c, pa_regrec_t* r, const char** why) {
+static int backend_register(int k, pa_chunk_t* c, pa_regrec_t* r, const char** why) {
   size_t len = (size_t)1 << c->shift;
   memset(r, 0, sizeof(*r));
   r->base = (uintptr_t)c;
@@ -203,7 +202,7 @@ static void backend_release(pa_regrec_t* r) {
   else if (r->backend == PA_REG_MLOCK) pa_mlock_unregister((void*)r->base, r->len);
 }
 
-static void reg_one(pa_chunk* c) {
+static void reg_one(pa_chunk_t* c) {
   int saved = errno;
   if (kind < 0) choose();                     /* may allocate: nested chunks go pending */
   size_t len = (size_t)1 << c->shift;
@@ -225,7 +224,7 @@ static void reg_one(pa_chunk* c) {
 
 static void drain_pending(void) {
   while (pending != NULL) {
-    pa_chunk* c = pending;
+    pa_chunk_t* c = pending;
     pending = c->next_pending;
     c->next_pending = NULL;
     c->pending = 0;
@@ -233,7 +232,7 @@ static void drain_pending(void) {
   }
 }
 
-PA_HIDDEN void pa_register_chunk(pa_chunk* c) {
+PA_HIDDEN void pa_register_chunk(pa_chunk_t* c) {
   if (in_reg) {                               /* nested, from inside the registrar: lock held */
     c->pending = 1; c->next_pending = pending; pending = c;
     return;
@@ -258,7 +257,7 @@ PA_HIDDEN void pa_register_ready(void) {
   pthread_mutex_unlock(&pa_reg_lock);
 }
 
-PA_HIDDEN void pa_register_release(pa_chunk* c) {
+PA_HIDDEN void pa_register_release(pa_chunk_t* c) {
   pthread_mutex_lock(&pa_reg_lock);
   pa_regrec_t* r = atomic_exchange(&c->reg, NULL);
   if (r != NULL) {
@@ -275,7 +274,7 @@ PA_HIDDEN void pa_register_release(pa_chunk* c) {
   pthread_mutex_unlock(&pa_reg_lock);
 }
 
-PA_HIDDEN void pa_register_notify_release(pa_chunk* c) {
+PA_HIDDEN void pa_register_notify_release(pa_chunk_t* c) {
   pa_release_fn cb = pa_release_cb;
   if (cb != NULL) cb(c, (size_t)1 << c->shift, pa_release_arg);
 }
@@ -284,8 +283,8 @@ PA_HIDDEN void pa_register_notify_release(pa_chunk* c) {
    The application's protection domain
 --------------------------------------------------------------------------- */
 
-static void reregister_list(pa_chunk* head) {
-  for (pa_chunk* c = head; c != NULL; c = c->next) {
+static void reregister_list(pa_chunk_t* head) {
+  for (pa_chunk_t* c = head; c != NULL; c = c->next) {
     pa_regrec_t* old = atomic_load(&c->reg);
     if (old == NULL) continue;
     pa_regrec_t* r = (old == &c->recs[0]) ? &c->recs[1] : &c->recs[0];
@@ -309,8 +308,8 @@ PA_HIDDEN int pa_register_set_pd(void* newpd) {
     if (kind >= 0) {
       /* Already registering: move every registered chunk to the new PD. */
       pthread_mutex_lock(&pa_chunk_lock);
-      pa_chunk* reg = pa_chunks;
-      pa_chunk* huge = pa_huge_all;
+      pa_chunk_t* reg = pa_chunks;
+      pa_chunk_t* huge = pa_huge_all;
       pthread_mutex_unlock(&pa_chunk_lock);
       kind = PA_REG_VERBS;
       reregister_list(reg);          /* lists only grow at the head: safe to walk unlocked */
@@ -339,9 +338,9 @@ PA_HIDDEN void pa_register_atfork_child(void) {
   kind = -1;
   pinned = 0;
   in_reg = 0;
-  pa_chunk* lists[2] = { pa_chunks, pa_huge_all };
+  pa_chunk_t* lists[2] = { pa_chunks, pa_huge_all };
   for (int l = 0; l < 2; l++) {
-    for (pa_chunk* c = lists[l]; c != NULL; c = c->next) {
+    for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next) {
       if (atomic_exchange(&c->reg, NULL) != NULL) {
         c->unregistered = 1;
         atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
