@@ -111,7 +111,9 @@ static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n) {
   }
   c->free_slices -= (uint32_t)n;
   pa_span_t* s = &c->spans[i];
+  uint8_t scar = s->scar;              /* outlives every use of the slice */
   memset(s, 0, sizeof(*s));
+  s->scar = scar;
   s->check = PA_SPAN_CHECK;
   s->nslices = (uint32_t)n;
   s->start = (char*)c + (i << PA_SLICE_SHIFT);

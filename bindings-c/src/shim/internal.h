@@ -65,10 +65,11 @@
 
 /* ------------------------------------------------------------------------- */
 
-/* A free block (every block is at least 16 bytes): the list link, and the
- * free mark while it sits on any free list (pa_free_mark). */
+/* A free block (every block is at least 16 bytes): the list link, stored
+ * encoded (pa_link_set), and the free mark while it sits on any free list
+ * (pa_free_mark). */
 typedef struct pa_block_s {
-  struct pa_block_s* next;
+  uintptr_t          link;
   uintptr_t          mark;
 } pa_block_t;
 
@@ -96,7 +97,12 @@ typedef struct pa_span_s {
                                   PA_USED_FULL while on the heap's full list (owner only):
                                   a local free tests "emptied or full" as (int32_t)used <= 0 */
   uint8_t            cls;
-  uint8_t            pad0_[3];
+  uint8_t            scar;     /* a large object once started at this slice: a small span
+                                  starting here leaves its first block out (span_new), so a
+                                  stale free of that object cannot free a live block */
+  uint8_t            orphan;   /* its heap is abandoned (no thread owns it): a remote free
+                                  raises pa_orphan_frees (heap.c) */
+  uint8_t            pad0_[1];
   union {                      /* free compares check and kind in one load */
     struct {
       uint32_t       check;    /* PA_SPAN_CHECK: the header around it is intact */
@@ -247,13 +253,51 @@ static inline pa_span_t* pa_span_of(pa_chunk_t* c, const void* p) {
  * by chance with probability 2^-63, and only a read of freed memory can
  * learn it. The mark shares the block's first cache line with the link, so
  * it costs no extra memory access. */
-extern PA_HIDDEN uintptr_t pa_free_secret;
-static inline uintptr_t pa_free_mark(const void* b) { return pa_free_secret ^ (uintptr_t)b; }
+typedef struct pa_secrets_s {
+  uintptr_t mark;              /* the free mark's secret */
+  uintptr_t link;              /* the free-list links' key (pa_link_set) */
+} __attribute__((aligned(16))) pa_secrets_t;
+extern PA_HIDDEN pa_secrets_t pa_secrets;
+static inline uintptr_t pa_free_mark(const void* b) { return pa_secrets.mark ^ (uintptr_t)b; }
 /* Remote freers write the mark with bit 0 flipped, so the owner taking
  * remote frees in can tell a block it has freed itself since. */
 static inline uintptr_t pa_remote_mark(const void* b) { return pa_free_mark(b) ^ 1; }
 /* b carries a free mark, local or remote. */
 static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mark(b)) <= 1; }
+
+/* Free-list links. A block's link is stored as next ^ b ^ key (key random
+ * per process, high bits set), so what a block holds is never a pointer: an
+ * overflow out of a neighbour or a write after free that lands on the link
+ * decodes to an address far from the block, and every reader checks the
+ * decoded link before following it. The malloc fast path's check costs an
+ * xor and a shift: next ^ b, which the stored value gives by one xor with
+ * the key, is below 2^16 when next lies in b's own 64 KiB slice — always so
+ * for one-slice spans; the list's end (NULL) passes too; the rest (another
+ * slice of a bigger span, or damage) goes out of line (pa_link_far) and is
+ * checked against the span's bounds. A link that passes
+ * points into the span, where the block's free mark (checked when malloc
+ * takes it) catches one that is not a free block start. Cost and figures:
+ * README. */
+static inline void pa_link_set(pa_block_t* b, const pa_block_t* next) {
+  uintptr_t v = (uintptr_t)next ^ (uintptr_t)b ^ pa_secrets.link;
+  /* scalar: paired with the mark's store, the compiler would otherwise build
+     both words in a vector register, slower than two xors on the free path */
+  __asm__("" : "+r"(v));
+  b->link = v;
+}
+/* The decoded link, not checked: only where the caller checks it. */
+static inline pa_block_t* pa_link_raw(const pa_block_t* b) {
+  return (pa_block_t*)(b->link ^ (uintptr_t)b ^ pa_secrets.link);
+}
+PA_HIDDEN pa_block_t* pa_link_far(const struct pa_span_s* s, const pa_block_t* b);   /* free.c */
+/* The link of b, a block on a list of span s: NULL or a block address in s
+ * (else abort naming b). */
+static inline pa_block_t* pa_link_next(const struct pa_span_s* s, const pa_block_t* b) {
+  uintptr_t x = b->link ^ pa_secrets.link;          /* next ^ b */
+  pa_block_t* next = (pa_block_t*)(x ^ (uintptr_t)b);
+  if (unlikely(x >> PA_SLICE_SHIFT) && next != NULL) return pa_link_far(s, b);
+  return next;
+}
 
 /* Blocks a small span holds, and those carved so far (below bump). */
 static inline size_t pa_span_capacity(const pa_span_t* s) { return (size_t)(s->end - s->start) / s->bsize; }
@@ -328,6 +372,13 @@ PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);
 PA_HIDDEN void  pa_heap_collect_delayed(pa_heap_t* h);
 PA_HIDDEN void  pa_atfork_install(void);
 PA_HIDDEN void  pa_heap_give_back(void);               /* the calling thread's empty spans, to their chunks */
+/* Set by a free into a span of an abandoned heap; the next thread that needs
+ * a span (or trims) takes the freed memory back (pa_heap_reclaim_orphans). */
+extern PA_HIDDEN _Atomic int pa_orphan_frees;
+PA_HIDDEN void  pa_heap_reclaim_orphans(void);
+static inline void pa_reclaim_orphans_if_freed(void) {
+  if (unlikely(atomic_load_explicit(&pa_orphan_frees, memory_order_relaxed))) pa_heap_reclaim_orphans();
+}
 
 /* alloc.c */
 PA_HIDDEN void* pa_malloc_generic(pa_heap_t* h, size_t n);
@@ -335,8 +386,9 @@ PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align);
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
 
 /* free.c */
-PA_HIDDEN void  pa_free_mark_init(void);              /* the secret; before the first block is carved */
+PA_HIDDEN void  pa_free_mark_init(void);              /* the secrets; before the first block is carved */
 __attribute__((noreturn)) PA_HIDDEN void pa_free_list_corrupt(const void* b);
+__attribute__((noreturn)) PA_HIDDEN void pa_free_link_corrupt(const void* b);   /* b's link is not a block of its list */
 PA_HIDDEN void  pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b);
 PA_HIDDEN void  pa_span_check_empty(pa_span_t* s);   /* before an empty small span is released */
 PA_HIDDEN void  pa_check_remote_block(const pa_block_t* b);  /* taken in from a remote list: its mark */
