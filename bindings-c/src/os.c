@@ -68,8 +68,13 @@ int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_ma
     if (err != 0) continue;              /* e.g. ENOMEM: hugetlb pool short -> next backing */
     out->addr = p; out->size = size; out->backing = b;
     out->page_size = 0; out->thp_bytes = 0;
-    err = os_readback(out);
-    if (err != 0) { os_munmap(p, size); return err; }
+    /* What the kernel gave, from smaps. Reading it needs a descriptor: a
+       program using all of its descriptors still gets its memory, with the
+       page size the backing asks for (THP: the base page, the safe guess). */
+    if (os_readback(out) != 0) {
+      out->page_size = b == PA_BACK_HUGETLB_1G ? PA_GiB : b == PA_BACK_HUGETLB_2M ? 2 * PA_MiB : PA_PAGE;
+      out->thp_bytes = 0;
+    }
     return 0;
   }
   return err;

@@ -49,4 +49,4 @@ PA_EXPORT size_t pinarena_trim(void) {
   return pa_trim_chunks();
 }
 
-PA_EXPORT const char* pinarena_registrar(void) { return pa_registrar_name(); }
+PA_EXPORT const char* pinarena_registrar(void) { pa_register_check(); return pa_registrar_name(); }

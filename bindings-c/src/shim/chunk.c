@@ -31,7 +31,7 @@ static void table_set(pa_chunk_t* c, size_t size, uint8_t shift) {
   for (uintptr_t g = g0; g < g1; g++) {
     /* the span descriptors of the granule's first slice: free's fast path adds the slice's index */
     uintptr_t first = regular ? (uintptr_t)&c->spans[((g - g0) << PA_TABLE_SHIFT) >> PA_SLICE_SHIFT] : 0;
-    atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
+    if (pa_free_fast_mask != ~(uintptr_t)0) atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
     atomic_store_explicit(&pa_table[g], shift, memory_order_release);
   }
 }

@@ -289,11 +289,13 @@ static PA_NOINLINE void free_generic(void* p) {
  * block geometry, bump pointer, owner, list head, push — all on the first
  * line of the span descriptor and the block's own line. Anything else leaves through one of
  * the out-of-line calls (all tail calls: no frame here). */
+PA_HIDDEN uintptr_t pa_free_fast_mask = ~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1);
+
 PA_HIDDEN void pa_free(void* p) {
   uintptr_t a = (uintptr_t)p;
   /* above the address space, or not 16-aligned (blocks start on 16-byte
-     boundaries): one test */
-  if (unlikely(a & (~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1)))) { free_generic(p); return; }
+     boundaries), or no span table (all ones): one test */
+  if (unlikely(a & pa_free_fast_mask)) { free_generic(p); return; }
   uintptr_t first = atomic_load_explicit(&pa_span_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   /* 0: not ours (NULL included), or a huge chunk */
   if (unlikely(first == 0)) { free_generic(p); return; }

@@ -202,6 +202,10 @@ enum { PA_REGSEL_AUTO = 0, PA_REGSEL_VERBS, PA_REGSEL_URING, PA_REGSEL_MLOCK, PA
 extern PA_HIDDEN pa_opts_t pa_opts;
 extern PA_HIDDEN _Atomic(uint8_t)* pa_table;
 extern PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
+/* Pointers with a bit of this set skip free's span-table way: above the
+ * address space, unaligned, or every pointer when the span table is not
+ * mapped (init.c). */
+extern PA_HIDDEN uintptr_t pa_free_fast_mask;
 extern PA_HIDDEN int pa_inited;
 extern PA_HIDDEN pa_heap_t pa_heap_empty;
 extern PA_HIDDEN pa_span_t pa_span_empty;
@@ -349,7 +353,12 @@ static inline void pa_ensure_init(void) { if (unlikely(!pa_inited)) pa_init_slow
 PA_HIDDEN const char* pa_getenv(const char* name);
 PA_HIDDEN void  pa_read_options(void);
 
-/* message.c */
+/* message.c: pa_warn always, pa_notice with PINARENA_VERBOSE; both only while
+   fd 2 is the stderr the program started with (pa_stderr_remember, at init);
+   the arguments are strings ending with NULL, written as one line */
+PA_HIDDEN void  pa_stderr_remember(void);
+PA_HIDDEN void  pa_warn(const char* first, ...) __attribute__((sentinel));
+PA_HIDDEN void  pa_notice(const char* first, ...) __attribute__((sentinel));
 PA_HIDDEN void  pa_write_str(int fd, const char* s);
 PA_HIDDEN char* pa_fmt_u64(char* buf, uint64_t v);      /* buf >= 21 bytes */
 __attribute__((noreturn)) PA_HIDDEN void pa_fatal_ptr(const char* what, const void* p);
@@ -401,6 +410,7 @@ PA_HIDDEN void  pa_register_ready(void);              /* constructors ran: regis
 PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before unmapping (trim) */
 PA_HIDDEN void  pa_register_atfork_child(void);
 PA_HIDDEN const char* pa_registrar_name(void);
+PA_HIDDEN void  pa_register_check(void);              /* notice a lost io_uring ring (stats) */
 PA_HIDDEN int   pa_register_set_pd(void* pd);
 PA_HIDDEN void* pa_register_pd(void);
 PA_HIDDEN void  pa_register_notify_release(pa_chunk_t* c);

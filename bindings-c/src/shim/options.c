@@ -41,17 +41,44 @@ PA_HIDDEN const char* pa_getenv(const char* name) {
   return NULL;
 }
 
-/* "4M", "2097152", "1G" */
-static uint64_t parse_size(const char* s) {
-  uint64_t v = 0;
-  while (*s >= '0' && *s <= '9') v = v * 10 + (uint64_t)(*s++ - '0');
-  switch (*s) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
+/* A size: a decimal number of bytes, or a number (with a fraction if wanted)
+ * and a unit K, M, G or T (powers of 1024, either case, optionally followed
+ * by "B" or "iB"): "2097152", "512M", "0.5G", "1T", "4MiB". Returns 0 and the
+ * bytes (a fraction of a byte rounded down), or -1 for anything else
+ * (nothing, a sign, a second dot, another unit, trailing characters,
+ * overflow). */
+static int parse_size(const char* s, uint64_t* out) {
+  uint64_t whole = 0, frac = 0, scale = 1;
+  const char* p = s;
+  if (*p < '0' || *p > '9') return -1;
+  for (; *p >= '0' && *p <= '9'; p++)
+    if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole)) return -1;
+  if (*p == '.') {
+    p++;
+    if (*p < '0' || *p > '9') return -1;
+    for (; *p >= '0' && *p <= '9'; p++)
+      if (scale < 1000000000000ULL) { frac = frac * 10 + (uint64_t)(*p - '0'); scale *= 10; }   /* 12 digits are plenty */
+  }
+  unsigned shift = 0;
+  switch (*p) {
+    case 'k': case 'K': shift = 10; p++; break;
+    case 'm': case 'M': shift = 20; p++; break;
+    case 'g': case 'G': shift = 30; p++; break;
+    case 't': case 'T': shift = 40; p++; break;
     default: break;
   }
-  return v;
+  if (shift != 0 && p[0] == 'i' && p[1] == 'B') p += 2;
+  else if (shift != 0 && p[0] == 'B') p++;
+  if (*p != 0) return -1;
+  if (shift == 0 && scale != 1) return -1;              /* "1.5" bytes */
+  uint64_t v;
+  if (whole > (UINT64_MAX >> shift)) return -1;
+  v = whole << shift;
+  /* frac / scale of a unit: (frac << shift) / scale, without overflow (frac < 10^12 < 2^40, shift <= 40) */
+  unsigned __int128 f = ((unsigned __int128)frac << shift) / scale;
+  if (__builtin_add_overflow(v, (uint64_t)f, &v)) return -1;
+  *out = v;
+  return 0;
 }
 
 static void copy_str(char* dst, size_t cap, const char* src) {
@@ -64,9 +91,10 @@ PA_HIDDEN void pa_read_options(void) {
   pa_opts.chunk_size = 4 * PA_MiB;
   const char* v = pa_getenv("PINARENA_CHUNK_SIZE");
   if (v) {
-    uint64_t cs = parse_size(v);
-    if (cs >= PA_CHUNK_MIN && cs <= (PA_MAX_SLICES * PA_SLICE) && (cs & (cs - 1)) == 0) pa_opts.chunk_size = cs;
-    else pa_write_str(2, "pinarena: PINARENA_CHUNK_SIZE must be a power of two in [2M, 256M]; using 4M\n");
+    uint64_t cs = 0;
+    if (parse_size(v, &cs) == 0 && cs >= PA_CHUNK_MIN && cs <= (PA_MAX_SLICES * PA_SLICE) && (cs & (cs - 1)) == 0)
+      pa_opts.chunk_size = cs;
+    else pa_warn("PINARENA_CHUNK_SIZE=", v, " is not a power of two in [2M, 256M]; 4M assumed", NULL);
   }
   pa_opts.chunk_shift = (uint8_t)__builtin_ctzl(pa_opts.chunk_size);
   /* Chunks are populated (and pinned) up front: a small program should not
@@ -81,7 +109,7 @@ PA_HIDDEN void pa_read_options(void) {
     else if (!strcmp(v, "io_uring")) pa_opts.registrar = PA_REGSEL_URING;
     else if (!strcmp(v, "mlock")) pa_opts.registrar = PA_REGSEL_MLOCK;
     else if (!strcmp(v, "none")) pa_opts.registrar = PA_REGSEL_NONE;
-    else if (strcmp(v, "auto")) pa_write_str(2, "pinarena: PINARENA_REGISTRAR=auto|verbs|io_uring|mlock|none; using auto\n");
+    else if (strcmp(v, "auto")) pa_warn("PINARENA_REGISTRAR=", v, " is not auto, verbs, io_uring, mlock or none; auto assumed", NULL);
   }
   v = pa_getenv("PINARENA_IB_DEVICE");
   if (v) copy_str(pa_opts.ib_device, sizeof(pa_opts.ib_device), v);
@@ -99,7 +127,11 @@ PA_HIDDEN void pa_read_options(void) {
   pa_opts.nprefs = n;
 
   v = pa_getenv("PINARENA_MAX_PINNED");
-  if (v) pa_opts.max_pinned = parse_size(v);
+  if (v && (parse_size(v, &pa_opts.max_pinned) != 0 || pa_opts.max_pinned == 0)) {
+    pa_opts.max_pinned = 0;
+    pa_warn("PINARENA_MAX_PINNED=", v, " is not a size (bytes, or a number with K, M, G or T: 512M, 0.5G, 1T); "
+            "no cap assumed", NULL);
+  }
   v = pa_getenv("PINARENA_STATS");
   if (v) copy_str(pa_opts.stats_path, sizeof(pa_opts.stats_path), v);
   v = pa_getenv("PINARENA_VERBOSE");

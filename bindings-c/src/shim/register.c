@@ -18,6 +18,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>   /* types only: libibverbs is dlopen'ed */
@@ -34,6 +37,14 @@ static const char* why_fallback = "";
 
 static pa_uring_t ring;
 static int ring_ok;
+/* The ring's descriptor is the program's to close: daemons close every
+ * descriptor >= 3, and a number we held may come back as the program's
+ * file. Its identity (device, inode: one inode per ring) is checked before
+ * every use; when it is gone, ring_lose() withdraws every io_uring record
+ * (lookups stop reporting those keys) and then ends the ring by unmapping
+ * it (the kernel unpins), and the registrar reports "io_uring(lost)". */
+static struct { dev_t dev; ino_t ino; } ring_id;
+static int ring_lost;
 
 /* verbs, resolved with dlsym */
 static void* ibv_lib;
@@ -116,11 +127,67 @@ static int uring_init(void) {
   if (ring_ok) return 0;
   int rc = pa_uring_init(&ring, 4);
   if (rc != 0) { why_fallback = "io_uring unavailable"; return rc; }
-  /* Out of the way of programs that expect low descriptor numbers. */
-  int hi = fcntl(ring.fd, F_DUPFD_CLOEXEC, 512);
+  /* Out of the way of programs that expect low descriptor numbers: 512 and
+     up, or the top quarter below a lower RLIMIT_NOFILE; close-on-exec. */
+  struct rlimit nf;
+  int from = 512;
+  if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur != RLIM_INFINITY && nf.rlim_cur < 1024) from = (int)(nf.rlim_cur * 3 / 4);
+  int hi = fcntl(ring.fd, F_DUPFD_CLOEXEC, from);
   if (hi >= 0) { close(ring.fd); ring.fd = hi; }
+  else fcntl(ring.fd, F_SETFD, FD_CLOEXEC);
+  struct stat st;
+  if (fstat(ring.fd, &st) != 0) { pa_uring_exit(&ring); why_fallback = "io_uring ring descriptor unusable"; return -EBADF; }
+  ring_id.dev = st.st_dev; ring_id.ino = st.st_ino;
   ring_ok = 1;
   return 0;
+}
+
+static int ring_alive(void) {
+  struct stat st;
+  return fstat(ring.fd, &st) == 0 && st.st_dev == ring_id.dev && st.st_ino == ring_id.ino;
+}
+
+static void withdraw_uring_records(pa_chunk_t* head) {
+  for (pa_chunk_t* c = head; c != NULL; c = c->next) {
+    pa_regrec_t* r = atomic_load(&c->reg);
+    if (r == NULL || r->backend != PA_REG_URING) continue;
+    atomic_store_explicit(&c->reg, NULL, memory_order_release);
+    c->unregistered = 1;
+    pinned -= r->len;
+    atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
+    atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
+    atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+    atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
+  }
+}
+
+/* pa_reg_lock held. The descriptor no longer names our ring: records first
+ * (no lookup reports a key from here on), then the ring ends with its last
+ * mapping. The number is the program's now: never closed here. */
+static void ring_check(void) {
+  if (!ring_ok || ring_alive()) return;
+  pthread_mutex_lock(&pa_chunk_lock);
+  pa_chunk_t* reg = pa_chunks;
+  pa_chunk_t* huge = pa_huge_all;
+  pthread_mutex_unlock(&pa_chunk_lock);
+  withdraw_uring_records(reg);       /* lists only grow at the head; trim needs pa_reg_lock to unmap */
+  withdraw_uring_records(huge);
+  if (ring.sqes != NULL) munmap(ring.sqes, ring.sqes_len);
+  if (ring.cq_map != NULL && ring.cq_map != ring.sq_map) munmap(ring.cq_map, ring.cq_map_len);
+  if (ring.sq_map != NULL) munmap(ring.sq_map, ring.sq_map_len);
+  ring.sqes = NULL; ring.cq_map = ring.sq_map = NULL;
+  ring_ok = 0;
+  ring_lost = 1;
+  pa_notice("the io_uring ring's descriptor was closed or replaced by the program: its registrations are "
+            "withdrawn, later chunks are served unregistered", NULL);
+}
+
+/* Before the stats are read: a lost ring shows there (pa_registrar_name). */
+PA_HIDDEN void pa_register_check(void) {
+  if (kind != PA_REG_URING) return;
+  pthread_mutex_lock(&pa_reg_lock);
+  ring_check();
+  pthread_mutex_unlock(&pa_reg_lock);
 }
 
 static void choose(void) {
@@ -135,18 +202,13 @@ static void choose(void) {
     else if (uring_init() == 0) kind = PA_REG_URING;
     else kind = PA_REG_MLOCK;
   }
-  if (pa_opts.verbose) {
-    pa_write_str(2, "pinarena: registrar ");
-    pa_write_str(2, pa_registrar_name());
-    if (*why_fallback) { pa_write_str(2, " ("); pa_write_str(2, why_fallback); pa_write_str(2, ")"); }
-    pa_write_str(2, "\n");
-  }
+  pa_notice("registrar ", pa_registrar_name(), *why_fallback ? " (" : "", why_fallback, *why_fallback ? ")" : "", NULL);
 }
 
 PA_HIDDEN const char* pa_registrar_name(void) {
   switch (kind) {
     case PA_REG_VERBS: return "verbs";
-    case PA_REG_URING: return "io_uring";
+    case PA_REG_URING: return ring_lost ? "io_uring(lost)" : "io_uring";
     case PA_REG_MLOCK: return "mlock";
     case PA_REG_NONE:  return "none";
     default:           return "pending";
@@ -164,9 +226,8 @@ static void mark_unregistered(pa_chunk_t* c, const char* why) {
   atomic_fetch_add(&pa_gstats.unreg_bytes, len);
   if (kind != PA_REG_NONE && !warned_unreg) {
     warned_unreg = 1;
-    pa_write_str(2, "pinarena: could not register a chunk (");
-    pa_write_str(2, why);
-    pa_write_str(2, "); serving unregistered memory from here on — it stays mapped, never returned to the OS\n");
+    pa_notice("could not register a chunk (", why,
+              "); serving unregistered memory from here on — it stays mapped, never returned to the OS", NULL);
   }
 }
 
@@ -183,6 +244,8 @@ static int backend_register(int k, pa_chunk_t* c, pa_regrec_t* r, const char** w
     return 0;
   }
   if (k == PA_REG_URING) {
+    ring_check();
+    if (!ring_ok) { *why = "io_uring ring descriptor closed by the program"; return -1; }
     int rc = pa_uring_register(&ring, c, len, &r->ureg);
     if (rc != 0) { *why = rc == -ENOMEM ? "io_uring: RLIMIT_MEMLOCK" : "io_uring_register failed"; return -1; }
     r->lkey = r->rkey = r->ureg.first;           /* fixed-buffer index */
@@ -198,7 +261,7 @@ static int backend_register(int k, pa_chunk_t* c, pa_regrec_t* r, const char** w
 
 static void backend_release(pa_regrec_t* r) {
   if (r->backend == PA_REG_VERBS) p_dereg_mr((struct ibv_mr*)r->mr);
-  else if (r->backend == PA_REG_URING && ring_ok) pa_uring_unregister(&ring, &r->ureg);
+  else if (r->backend == PA_REG_URING && ring_ok) { ring_check(); if (ring_ok) pa_uring_unregister(&ring, &r->ureg); }
   else if (r->backend == PA_REG_MLOCK) pa_mlock_unregister((void*)r->base, r->len);
 }
 

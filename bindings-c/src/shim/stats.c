@@ -18,6 +18,7 @@ PA_HIDDEN void pa_write_stats(int fd) {
   ssize_t en = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[en > 0 ? en : 0] = 0;
   uint64_t mallocs, frees, remote;
+  pa_register_check();
   pa_small_counts(&mallocs, &frees, &remote);
   char* p = put(line, "pinarena:");
   p = put_kv(p, "pid", (uint64_t)getpid());
@@ -44,6 +45,7 @@ PA_HIDDEN void pa_write_stats(int fd) {
 
 PA_EXPORT int pinarena_get_stats(pinarena_stats_t* s) {
   memset(s, 0, sizeof(*s));
+  pa_register_check();
   pa_small_counts(&s->small_mallocs, &s->small_frees, &s->remote_frees);
   s->large_allocs = atomic_load(&pa_gstats.large_allocs);
   s->huge_allocs = atomic_load(&pa_gstats.huge_allocs);
