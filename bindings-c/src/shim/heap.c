@@ -164,9 +164,11 @@ static void fork_prepare(void) {
   pthread_mutex_lock(&pa_reg_lock);
   pthread_mutex_lock(&pa_heap_lock);
   pthread_mutex_lock(&pa_chunk_lock);
+  pa_register_atfork_prepare();
 }
 
 static void fork_parent(void) {
+  pa_register_atfork_parent();
   pthread_mutex_unlock(&pa_chunk_lock);
   pthread_mutex_unlock(&pa_heap_lock);
   pthread_mutex_unlock(&pa_reg_lock);
@@ -176,13 +178,15 @@ static void fork_child(void) {
   pthread_mutex_init(&pa_chunk_lock, NULL);
   pthread_mutex_init(&pa_heap_lock, NULL);
   pthread_mutex_init(&pa_reg_lock, NULL);
-  /* The other threads are gone: their heaps are abandoned, to be adopted. */
+  /* The other threads are gone. Their heaps are left alone for good: a
+     thread may have been in the middle of a malloc or free when the parent
+     forked (the fast paths take no lock), so neither adoption by a new
+     thread nor reclaiming (pa_heap_reclaim_orphans) may act as their owner.
+     The child's frees into their spans are remote pushes, which touch no
+     owner state; that memory stays out of use in the child. */
   for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) {
     if (h == pa_heap || !h->live) continue;
     h->live = 0;
-    heap_mark_orphan(h, 1);
-    h->next_abandoned = abandoned;
-    abandoned = h;
   }
   pa_register_atfork_child();
   pa_ufd_atfork_child();

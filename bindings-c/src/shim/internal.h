@@ -408,6 +408,8 @@ PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
 PA_HIDDEN void  pa_register_chunk(pa_chunk_t* c);
 PA_HIDDEN void  pa_register_ready(void);              /* constructors ran: register what is pending */
 PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before unmapping (trim) */
+PA_HIDDEN void  pa_register_atfork_prepare(void);     /* locks held: unpin io_uring chunks */
+PA_HIDDEN void  pa_register_atfork_parent(void);      /* locks held: pin them again, same keys */
 PA_HIDDEN void  pa_register_atfork_child(void);
 PA_HIDDEN const char* pa_registrar_name(void);
 PA_HIDDEN void  pa_register_check(void);              /* notice a lost io_uring ring (stats) */

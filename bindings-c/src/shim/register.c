@@ -392,7 +392,57 @@ PA_HIDDEN void* pa_register_pd(void) {
    fork: the child's copies of our chunks are not pinned by anything
 --------------------------------------------------------------------------- */
 
+/* fork from a program whose other threads go on writing. The kernel copies
+ * pinned pages into the child one by one during fork while those threads
+ * write them, so the child would see each page as of a different moment (a
+ * block taken from a free list on one page, the list head on another still
+ * pointing at it). Pages that are not pinned are shared copy-on-write and
+ * the child sees them as of one moment, as under glibc. So the io_uring
+ * registrations are suspended around fork (pa_reg_lock and pa_chunk_lock
+ * held by the fork handler) and resumed in the parent into the same slots:
+ * the keys do not change. The cost is one unpin and one pin of every
+ * registered chunk per fork (README). Verbs memory regions cannot be
+ * suspended without new keys: see FORK.md. */
+static int suspended;
+
+static void for_each_uring_record(void (*fn)(pa_chunk_t*, pa_regrec_t*)) {
+  pa_chunk_t* lists[2] = { pa_chunks, pa_huge_all };
+  for (int l = 0; l < 2; l++)
+    for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next) {
+      pa_regrec_t* r = atomic_load(&c->reg);
+      if (r != NULL && r->backend == PA_REG_URING) fn(c, r);
+    }
+}
+
+static void suspend_one(pa_chunk_t* c, pa_regrec_t* r) { (void)c; pa_uring_suspend(&ring, &r->ureg); }
+
+static void resume_one(pa_chunk_t* c, pa_regrec_t* r) {
+  if (pa_uring_resume(&ring, &r->ureg) == 0) return;
+  atomic_store_explicit(&c->reg, NULL, memory_order_release);   /* no key for what is not pinned */
+  c->unregistered = 1;
+  pinned -= r->len;
+  atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
+  atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
+  atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+  atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
+}
+
+PA_HIDDEN void pa_register_atfork_prepare(void) {
+  if (kind != PA_REG_URING || !ring_ok) return;
+  ring_check();
+  if (!ring_ok) return;
+  for_each_uring_record(suspend_one);
+  suspended = 1;
+}
+
+PA_HIDDEN void pa_register_atfork_parent(void) {
+  if (!suspended) return;
+  suspended = 0;
+  if (ring_ok) for_each_uring_record(resume_one);
+}
+
 PA_HIDDEN void pa_register_atfork_child(void) {
+  suspended = 0;
   /* Registrations (ring, verbs context) belong to the parent. The child
      starts over: inherited chunks report unregistered, new chunks register
      with a registrar of the child's own. */
