@@ -12,9 +12,11 @@
    Fast path
 --------------------------------------------------------------------------- */
 
-/* span_pop whose block links out of its slice (pa_link_far). */
-static PA_NOINLINE void* span_pop_far(pa_span_t* s, pa_block_t* b) {
-  s->free = pa_link_far(s, b);
+/* span_pop of a block that failed the fast test: its mark (abort), or a
+ * link out of its slice (pa_link_far: checked against the span). */
+static PA_NOINLINE void* span_pop_checked(pa_span_t* s, pa_block_t* b) {
+  if ((b->mark ^ pa_free_mark(b)) > 1) pa_free_list_corrupt(b);
+  s->free = pa_link_next(s, b);
   b->mark = 0;
   s->used++;
   return b;
@@ -25,14 +27,14 @@ static PA_NOINLINE void* span_pop_far(pa_span_t* s, pa_block_t* b) {
 static inline void* span_pop(pa_span_t* s) {
   pa_block_t* b = s->free;
   /* every listed block carries its mark: one without it was taken before
-     (a second copy, freed twice) or written after free (free.c) */
-  if (unlikely((b->mark ^ pa_free_mark(b)) > 1)) pa_free_list_corrupt(b);   /* local or remote mark */
-  /* the link, checked before anyone follows it (pa_link_next): in b's
-     slice, or the list's end; the rare rest (another slice of a bigger
-     span, or damage) is a tail call, so the fast path needs no frame */
-  uintptr_t x = b->link ^ pa_secrets.link;
-  pa_block_t* next = (pa_block_t*)(x ^ (uintptr_t)b);
-  if (unlikely(x >> PA_SLICE_SHIFT) && next != NULL) return span_pop_far(s, b);
+     (a second copy, freed twice) or written after free (free.c); and its
+     link is checked before anyone follows it (pa_link_next). Both tests
+     in one branch; the rare rest (a damaged block, a link into another
+     slice of a bigger span) is a tail call, so the fast path needs no
+     frame */
+  uintptr_t mark = b->mark ^ pa_free_mark(b);            /* 0 or 1: local or remote mark */
+  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.link ^ (uintptr_t)b);
+  if (unlikely(pa_pop_suspect(mark, b, next))) return span_pop_checked(s, b);
   s->free = next;
   /* the next malloc of this class reads that block's line: start loading
      it now, while the caller works (a prefetch of NULL is harmless) */

@@ -294,12 +294,25 @@ static inline pa_block_t* pa_link_raw(const pa_block_t* b) {
   return (pa_block_t*)(b->link ^ (uintptr_t)b ^ pa_secrets.link);
 }
 PA_HIDDEN pa_block_t* pa_link_far(const struct pa_span_s* s, const pa_block_t* b);   /* free.c */
+/* next leaves b's 64 KiB slice and is not the list's end: one branch, not
+ * two (in a program that frees and allocates a class by turns the list
+ * often holds one block, so "in the slice" and "the end" alternate). */
+static inline int pa_link_leaves_slice(const pa_block_t* b, const pa_block_t* next) {
+  unsigned char far = (((uintptr_t)next ^ (uintptr_t)b) >> PA_SLICE_SHIFT) != 0, more = next != NULL;
+  __asm__("" : "+r"(far));               /* keep it a flag: the compiler would split the & into branches */
+  return far & more;
+}
+/* malloc's pop: the mark is not 0 or 1, or the link leaves the slice. */
+static inline int pa_pop_suspect(uintptr_t mark, const pa_block_t* b, const pa_block_t* next) {
+  unsigned char bad = mark > 1;
+  __asm__("" : "+r"(bad));
+  return bad | pa_link_leaves_slice(b, next);
+}
 /* The link of b, a block on a list of span s: NULL or a block address in s
  * (else abort naming b). */
 static inline pa_block_t* pa_link_next(const struct pa_span_s* s, const pa_block_t* b) {
-  uintptr_t x = b->link ^ pa_secrets.link;          /* next ^ b */
-  pa_block_t* next = (pa_block_t*)(x ^ (uintptr_t)b);
-  if (unlikely(x >> PA_SLICE_SHIFT) && next != NULL) return pa_link_far(s, b);
+  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.link ^ (uintptr_t)b);
+  if (unlikely(pa_link_leaves_slice(b, next))) return pa_link_far(s, b);
   return next;
 }
 
