@@ -39,6 +39,9 @@ import java.util.List;
  * instead of returning a region whose frames changed.
  * <p>
  * Counters are plain opaque stores on the hit path: exact single-threaded, approximate under contention.
+ * <p>
+ * <b>Twin</b>: {@code bindings-c/src/regcache.c} implements the same rules in C. Change both, and keep the shared
+ * scenario list in docs/ARCHITECTURE.md ("Twins") true of both test suites.
  */
 public final class RegistrationCache implements AutoCloseable
 {
