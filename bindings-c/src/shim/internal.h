@@ -5,6 +5,8 @@
  *   alloc.c     malloc fast path + generic slow path, aligned, realloc
  *   free.c      free fast path, validation (invalid / double free), cross-thread free
  *   register.c  registration of chunks (verbs via dlopen, io_uring, mlock, none)
+ *   remote.c    remote-scope chunks: pinarena_alloc_remote and the keys of exactly one buffer
+ *   window.c    the memory-window pool and the QP of the shim's own that binds windows
  *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
  *   env.c       non-allocating getenv, options, messages, stats at exit
  *   glibc.c     the exported malloc family and glibc-only entry points
@@ -371,7 +373,13 @@ PA_HIDDEN void  pa_register_atfork_child(void);
 PA_HIDDEN const char* pa_registrar_name(void);
 PA_HIDDEN int   pa_register_set_pd(void* pd);
 PA_HIDDEN void* pa_register_pd(void);
+PA_HIDDEN void  pa_register_choose(void);             /* pick the registrar if nothing made it pick yet */
 PA_HIDDEN void  pa_register_notify_release(pa_chunk* c);
+PA_HIDDEN int   pa_register_heap_remote(void);        /* PINARENA_HEAP_REMOTE=1: heap keys reach remotely */
+
+/* remote.c */
+struct pinarena_region;
+PA_HIDDEN int   pa_remote_lookup(const void* p, size_t len, struct pinarena_region* out);
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);
