@@ -1,7 +1,7 @@
 /* test_remote_api.c — pinarena_alloc_remote / _free_remote without an RDMA
  * device (host: keys "none"): argument checks, zeroed memory, reuse, the
  * lookup of a remote buffer, bad pointers. What a peer can reach is tested
- * over rxe0 (tests/vm/test_remote.c). */
+ * over rxe0 (tests/remote/test_remote.c). */
 #include "child.h"
 #include "diag.h"
 
