@@ -52,7 +52,7 @@ typedef struct rchunk_s {
   char*            base;
   size_t           size;
   uint32_t         ngran, free_gran;
-  pa_chunk_t       os;
+  pa_mapping_t     os;
   struct ibv_mr*   mr;                    /* window / chunk modes */
   uint64_t*        map;                   /* granule in use */
   uint32_t*        head;                  /* granule -> first granule of its buffer */
@@ -121,7 +121,7 @@ static void choose(void) {
     else if (strcmp(v, "window2") == 0) want = PA_RKEYS_WINDOW2;
     else if (strcmp(v, "mr") == 0) want = PA_RKEYS_MR;
     else if (strcmp(v, "chunk") == 0) want = PA_RKEYS_CHUNK;
-    else pa_write_str(2, "pinarena: PINARENA_REMOTE_KEYS=window|window2|mr|chunk; using window\n");
+    else pa_warn("PINARENA_REMOTE_KEYS=window|window2|mr|chunk; using window", NULL);
   }
   mode = want;
   if (want == PA_RKEYS_WINDOW || want == PA_RKEYS_WINDOW2) {
@@ -133,11 +133,7 @@ static void choose(void) {
     int rc = pa_wpool_open(&wpool, &rv, rpd, want == PA_RKEYS_WINDOW ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2, probe, &why_mode);
     if (rc != 0) {
       mode = PA_RKEYS_MR;                 /* still exactly the buffer, at the price of a registration */
-      if (pa_opts.verbose) {
-        pa_write_str(2, "pinarena: memory windows unavailable (");
-        pa_write_str(2, why_mode);
-        pa_write_str(2, "); remote keys are per-buffer registrations\n");
-      }
+      pa_notice("memory windows unavailable (", why_mode, "); remote keys are per-buffer registrations", NULL);
     }
   }
 }
@@ -147,7 +143,7 @@ static rchunk_t* chunk_new(size_t size) {
   size_t meta = sizeof(rchunk_t) + ngran / 8 + ngran * sizeof(uint32_t) + ngran * sizeof(rbuf_t) + 64;
   char* m = raw_map(meta);
   if (m == NULL) return NULL;
-  pa_chunk_t os;
+  pa_mapping_t os;
   int saved = errno;
   if (pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, &os) != 0) {
     syscall(SYS_munmap, m, meta);
@@ -236,7 +232,7 @@ static int key_revoke(rchunk_t* c, rbuf_t* b) {
   return 0;
 }
 
-PA_API void* pinarena_alloc_remote(size_t size, int access) {
+PA_EXPORT void* pinarena_alloc_remote(size_t size, int access) {
   if (size == 0 || size > ((size_t)1 << 40) ||
       (access & ~(PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)) != 0 || access == 0) { errno = EINVAL; return NULL; }
   pthread_mutex_lock(&remote_lock);
@@ -273,7 +269,7 @@ PA_API void* pinarena_alloc_remote(size_t size, int access) {
   return p;
 }
 
-PA_API int pinarena_free_remote(void* p) {
+PA_EXPORT int pinarena_free_remote(void* p) {
   if (p == NULL) return 0;
   pthread_mutex_lock(&remote_lock);
   forget_if_forked();
@@ -329,7 +325,7 @@ PA_HIDDEN int pa_remote_lookup(const void* p, size_t len, pinarena_region_t* out
   return rc;
 }
 
-PA_API const char* pinarena_remote_keys(void) {
+PA_EXPORT const char* pinarena_remote_keys(void) {
   switch (mode) {
     case PA_RKEYS_WINDOW:  return "window";
     case PA_RKEYS_WINDOW2: return "window2";
@@ -340,7 +336,7 @@ PA_API const char* pinarena_remote_keys(void) {
   }
 }
 
-PA_API const char* pinarena_remote_keys_why(void) { return why_mode; }
+PA_EXPORT const char* pinarena_remote_keys_why(void) { return why_mode; }
 
 /* At exit: every key dies and every verbs object made here is destroyed in
  * order — windows, then the registrations under them, then the QP — rather
