@@ -4,6 +4,7 @@
 #   make mpi            build them (part of `all`: they keep compiling)
 #   make mpi-vm-test    boot the guest once and run tests/mpi/run.sh there (asserts every outcome);
 #                       MPI_PART=seed|keys|savings runs one part only
+#   make mpi-two-guests-test   the seed (pml cm/ofi) with one rank in each of two guests (not in mvn verify)
 MPI_DIR   := $(BUILD)/mpi
 MPICC     ?= mpicc
 MPI_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Itests/mpi -Iinclude
@@ -11,7 +12,7 @@ MPI_PROGS := $(MPI_DIR)/pinarena-mpi-seed $(MPI_DIR)/pinarena-mpi-churn $(MPI_DI
 MPI_REGCOUNT := $(MPI_DIR)/libpinarena-regcount.so
 MPI_PART  ?= all
 
-.PHONY: mpi mpi-vm-test
+.PHONY: mpi mpi-vm-test mpi-two-guests-test
 all: mpi
 mpi: $(MPI_PROGS) $(MPI_REGCOUNT)
 
@@ -31,3 +32,9 @@ $(MPI_REGCOUNT): tests/mpi/regcount.c tests/mpi/regcount.h tests/mpi/mpi.mk
 mpi-vm-test: mpi $(SHIM)
 	../testbed/softroce --mttcg --rw $(abspath $(MPI_DIR)/results) --env PINARENA_MPI_ITERATIONS=10 -- \
 	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results) $(MPI_PART)
+
+# The seed over pml cm/ofi with one rank in each of two guests on one link (../testbed/two-guests): RDMA
+# between two kernels. Not part of `mvn verify` (about ... s; see tests/mpi/README.md).
+mpi-two-guests-test: mpi $(SHIM)
+	../testbed/two-guests --rw $(abspath $(MPI_DIR)/results-two-guests) -- \
+	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results-two-guests) seed-ofi
