@@ -34,7 +34,7 @@ mpi-vm-test: mpi $(SHIM)
 	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results) $(MPI_PART)
 
 # The seed over pml cm/ofi with one rank in each of two guests on one link (../testbed/two-guests): RDMA
-# between two kernels. Not part of `mvn verify` (about ... s; see tests/mpi/README.md).
+# between two kernels. Not part of `mvn verify` (about 60 s for both guests; see tests/mpi/README.md).
 mpi-two-guests-test: mpi $(SHIM)
 	../testbed/two-guests --rw $(abspath $(MPI_DIR)/results-two-guests) -- \
 	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results-two-guests) seed-ofi
