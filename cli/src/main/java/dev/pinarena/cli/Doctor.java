@@ -50,6 +50,19 @@ final class Doctor
                     "testbed (testbed/softroce)");
         }
 
+        if (verbs.available())
+        {
+            line(out, OK, "remote keys", "C shim pinarena_alloc_remote: a memory window bound to exactly the " +
+                "buffer and revoked on free where the device keeps window keys inside their bounds (probed at " +
+                "first use; rdma_rxe does not), else an ibv_reg_mr of exactly the buffer; the heap is local-only. " +
+                "Java allocateRemote: the remote chunk's key (reaches every remote buffer of that chunk)", null);
+        }
+        else
+        {
+            line(out, WARN, "remote keys", "none: io_uring and mlock pin memory but give no rkeys; remote-scope " +
+                "buffers are plain memory here", "remote access needs an RDMA device (verbs)");
+        }
+
         final MemlockLimit limit = MemlockLimit.read();
         if (limit.capIpcLock() || limit.softBytes() == PinBudget.UNLIMITED)
         {
