@@ -49,14 +49,27 @@ static void die(const char* what, int err) {
 }
 
 /* Memory a peer may write into, and its remote key. The one place that says how exposed memory is asked for:
- * today every shim chunk is registered with remote access, so malloc + pinarena_lookup gives the rkey. */
+ * the shim's heap is local-only, so the target comes from pinarena_alloc_remote (a key for exactly this
+ * buffer, revoked by pinarena_free_remote). */
+typedef void* (*alloc_remote_fn)(size_t, int);
+typedef int (*free_remote_fn)(void*);
+static alloc_remote_fn alloc_remote;
+static free_remote_fn free_remote;
+
 static void* target_alloc(size_t size, uint32_t* rkey) {
-  void* p = malloc(size);
+  void* p = alloc_remote(size, PINARENA_REMOTE_WRITE | PINARENA_REMOTE_READ);
+  if (!p) die("pinarena_alloc_remote of the target buffer", errno);
   pinarena_region_t r;
-  int rc = p ? lookup(p, size, &r) : -ENOMEM;
+  int rc = lookup(p, size, &r);
   if (rc) die("target buffer: no keys", rc);
+  if (r.rkey == PINARENA_RKEY_NONE) die("target buffer: no remote key", EINVAL);
   *rkey = r.rkey;
   return p;
+}
+
+static void target_free(void* p) {
+  int rc = free_remote(p);
+  if (rc) die("pinarena_free_remote of the target buffer", rc);
 }
 
 static void run_target(void) {
@@ -73,7 +86,7 @@ static void run_target(void) {
     for (long i = 0; i < check[0]; i++) bad += buf[i] != (char)check[1];
     MPI_Send(&bad, 1, MPI_LONG, 0, TAG_RESULT, MPI_COMM_WORLD);
   }
-  free(buf);
+  target_free(buf);
 }
 
 static int run_writer(pa_peer_qp_t* q, int writes) {
@@ -127,7 +140,9 @@ int main(int argc, char** argv) {
   }
   lookup = (lookup_fn)dlsym(RTLD_DEFAULT, "pinarena_lookup");
   set_pd_fn set_pd = (set_pd_fn)dlsym(RTLD_DEFAULT, "pinarena_set_pd");
-  if (!lookup || !set_pd) die("libpinarena.so is not loaded (LD_PRELOAD it)", ENOENT);
+  alloc_remote = (alloc_remote_fn)dlsym(RTLD_DEFAULT, "pinarena_alloc_remote");
+  free_remote = (free_remote_fn)dlsym(RTLD_DEFAULT, "pinarena_free_remote");
+  if (!lookup || !set_pd || !alloc_remote || !free_remote) die("libpinarena.so is not loaded (LD_PRELOAD it)", ENOENT);
 
   pa_peer_qp_t q;
   int rc = pa_peer_open(&q, "rxe0");
