@@ -118,6 +118,44 @@ class PinnedByteBufAllocatorTest
     }
 
     @Test
+    void buffersReleasedOnAnotherThreadAreFreedThereAndServeTheirOwnerAgain() throws Exception
+    {
+        final java.util.concurrent.BlockingQueue<ByteBuf> handoff = new java.util.concurrent.ArrayBlockingQueue<>(64);
+        final Thread consumer = new Thread(() ->
+        {
+            try
+            {
+                for (int i = 0; i < 20_000; i++)
+                {
+                    final ByteBuf in = handoff.take();
+                    if (in.getInt(0) != i)
+                    {
+                        throw new AssertionError("message " + i + " read " + in.getInt(0));
+                    }
+                    in.release();
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }, "consumer");
+        final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        consumer.setUncaughtExceptionHandler((t, ex) -> failure.set(ex));
+        consumer.start();
+        for (int i = 0; i < 20_000; i++)
+        {
+            final ByteBuf out = alloc.directBuffer(64 << (i % 8));
+            assertEquals(1, out.refCnt());
+            assertEquals(0, out.writerIndex());
+            handoff.put(out.writeInt(i));
+        }
+        consumer.join(30_000);
+        assertEquals(null, failure.get());
+        assertEquals(0, arena.stats().buffersInUse(), arena.stats().toString());
+    }
+
+    @Test
     void aZeroCapacityBufferHoldsNoArenaMemoryUntilItGrows()
     {
         final ByteBuf buffer = alloc.directBuffer(0);
