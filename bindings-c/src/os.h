@@ -44,13 +44,13 @@ typedef struct pa_vma_info_s {
   uint64_t  anon_huge_kb;       /* AnonHugePages (THP) */
 } pa_vma_info_t;
 
-typedef struct pa_chunk_s {
+typedef struct pa_mapping_s {
   void*        addr;            /* aligned to size */
   size_t       size;            /* power of two >= PA_CHUNK_MIN */
   pa_backing_t backing;         /* how it was mapped */
   size_t       page_size;       /* page size OBTAINED, read back from the kernel (smallest page in the chunk) */
   size_t       thp_bytes;       /* for THP: bytes backed by huge pages per smaps (exact when the VMA is the chunk) */
-} pa_chunk_t;
+} pa_mapping_t;
 
 /* Default preference: 1 GiB hugetlb (if size % 1 GiB == 0), 2 MiB hugetlb, THP, 4 KiB. */
 extern const pa_backing_t pa_backing_default[PA_BACK_COUNT];
@@ -59,11 +59,11 @@ extern const pa_backing_t pa_backing_default[PA_BACK_COUNT];
  * (NULL = pa_backing_default). The memory is populated and writable.
  * Returns 0, or -errno of the last attempt (-EINVAL for a bad size,
  * -ENOMEM typically when every backing was refused). */
-int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_chunk_t* out);
+int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_mapping_t* out);
 
 /* Return a chunk to the OS. Only for chunks that are NOT registered (see the
  * invariant above). Returns 0 or -errno. */
-int pa_os_unmap_chunk(pa_chunk_t* chunk);
+int pa_os_unmap_chunk(pa_mapping_t* chunk);
 
 /* What the kernel says about the VMA that contains `addr` (/proc/self/smaps).
  * Returns 0, -ENOENT when no VMA contains it, or -errno. */

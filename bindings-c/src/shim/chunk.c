@@ -11,9 +11,9 @@
 #include <string.h>
 
 PA_HIDDEN pthread_mutex_t pa_chunk_lock = PTHREAD_MUTEX_INITIALIZER;
-PA_HIDDEN pa_chunk* pa_chunks;
-PA_HIDDEN pa_chunk* pa_huge_chunks;   /* free huge chunks, by next_free */
-PA_HIDDEN pa_chunk* pa_huge_all;      /* every huge chunk, by next */
+PA_HIDDEN pa_chunk_t* pa_chunks;
+PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks, by next_free */
+PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk, by next */
 PA_HIDDEN _Atomic(uint8_t)* pa_table;
 PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
 PA_HIDDEN pa_gstats_t pa_gstats;
@@ -25,22 +25,22 @@ static unsigned log2_ceil(size_t x) {
 
 /* Publish (shift != 0) or withdraw (shift == 0) a chunk in the owner table.
  * Release order: the header is fully written before any thread can find it. */
-static void table_set(pa_chunk* c, size_t size, uint8_t shift) {
+static void table_set(pa_chunk_t* c, size_t size, uint8_t shift) {
   uintptr_t g0 = (uintptr_t)c >> PA_TABLE_SHIFT, g1 = ((uintptr_t)c + size) >> PA_TABLE_SHIFT;
   int regular = shift != 0 && !(shift & PA_TABLE_HUGE);
   for (uintptr_t g = g0; g < g1; g++) {
     /* the span descriptors of the granule's first slice: free's fast path adds the slice's index */
     uintptr_t first = regular ? (uintptr_t)&c->spans[((g - g0) << PA_TABLE_SHIFT) >> PA_SLICE_SHIFT] : 0;
-    atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
+    if (pa_free_fast_mask != ~(uintptr_t)0) atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
     atomic_store_explicit(&pa_table[g], shift, memory_order_release);
   }
 }
 
-PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
+PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
 
 /* Map and set up one chunk. No lock held: registration may call malloc. */
-static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
-  pa_chunk_t os;
+static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
+  pa_mapping_t os;
   int saved = errno;
   int rc = pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, &os);
   errno = saved;                       /* fallbacks (hugetlb -> thp) are not the caller's error */
@@ -49,14 +49,14 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
     errno = ENOMEM;
     return NULL;
   }
-  pa_chunk* c = (pa_chunk*)os.addr;   /* fresh, populated, zero */
+  pa_chunk_t* c = (pa_chunk_t*)os.addr;   /* fresh, populated, zero */
   c->magic = PA_CHUNK_MAGIC;
   c->shift = (uint8_t)log2_ceil(size);
   c->kind = kind;
   c->os = os;
   if (kind == PA_CHUNK_REGULAR) {
     size_t n = size >> PA_SLICE_SHIFT;
-    size_t hdr = sizeof(pa_chunk) + n * sizeof(pa_span_t);
+    size_t hdr = sizeof(pa_chunk_t) + n * sizeof(pa_span_t);
     c->slice_head = (uint16_t*)((char*)c + hdr);
     hdr += n * sizeof(uint16_t);
     c->nslices = (uint32_t)n;
@@ -87,9 +87,9 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
    Slice runs inside regular chunks (under pa_chunk_lock)
 --------------------------------------------------------------------------- */
 
-static inline int slice_used(const pa_chunk* c, size_t i) { return (int)((c->used_map[i / 64] >> (i % 64)) & 1); }
+static inline int slice_used(const pa_chunk_t* c, size_t i) { return (int)((c->used_map[i / 64] >> (i % 64)) & 1); }
 
-static long find_run(pa_chunk* c, size_t n, size_t align_slices) {
+static long find_run(pa_chunk_t* c, size_t n, size_t align_slices) {
   if (c->free_slices < n) return -1;
   size_t i = c->hdr_slices;
   if (align_slices > 1) i = (i + align_slices - 1) & ~(align_slices - 1);
@@ -103,7 +103,7 @@ static long find_run(pa_chunk* c, size_t n, size_t align_slices) {
   return -1;
 }
 
-static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
+static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n) {
   for (size_t k = i; k < i + n; k++) {
     c->used_map[k / 64] |= 1ULL << (k % 64);
     c->slice_head[k] = (uint16_t)i;
@@ -111,7 +111,9 @@ static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
   }
   c->free_slices -= (uint32_t)n;
   pa_span_t* s = &c->spans[i];
+  uint8_t scar = s->scar;              /* outlives every use of the slice */
   memset(s, 0, sizeof(*s));
+  s->scar = scar;
   s->check = PA_SPAN_CHECK;
   s->nslices = (uint32_t)n;
   s->start = (char*)c + (i << PA_SLICE_SHIFT);
@@ -126,7 +128,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
   size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
   pthread_mutex_lock(&pa_chunk_lock);
   for (;;) {
-    for (pa_chunk* c = pa_chunks; c != NULL; c = c->next) {
+    for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
       long i = find_run(c, n, as);
       if (i >= 0) {
         pa_span_t* s = take_run(c, (size_t)i, n);
@@ -142,7 +144,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
     size_t size = pa_opts.chunk_size;
     if (small_made < 2 && (n + as) << PA_SLICE_SHIFT <= pa_opts.chunk_first / 2) { size = pa_opts.chunk_first; small_made++; }
     pthread_mutex_unlock(&pa_chunk_lock);
-    pa_chunk* c = chunk_new(size, PA_CHUNK_REGULAR);
+    pa_chunk_t* c = chunk_new(size, PA_CHUNK_REGULAR);
     if (c == NULL) return NULL;
     pthread_mutex_lock(&pa_chunk_lock);
     c->next = pa_chunks;               /* newest first: it has the most room */
@@ -151,7 +153,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
 }
 
 PA_HIDDEN void pa_span_release(pa_span_t* s) {
-  pa_chunk* c = pa_chunk_of(s);
+  pa_chunk_t* c = pa_chunk_of(s);
   pthread_mutex_lock(&pa_chunk_lock);
   size_t i = (size_t)(s - c->spans), n = s->nslices;
   s->kind = PA_SPAN_FREE;
@@ -175,7 +177,7 @@ PA_HIDDEN void pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* rem
   for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) { f += h->n_free; m += h->n_collected; r += h->n_remote; }
   m += f;
   pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk* c = pa_chunks; c != NULL; c = c->next)
+  for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next)
     for (size_t i = c->hdr_slices; i < c->nslices; i++)
       if (c->spans[i].kind == PA_SPAN_SMALL) m += c->spans[i].used & ~PA_USED_FULL;
   pthread_mutex_unlock(&pa_chunk_lock);
@@ -184,7 +186,7 @@ PA_HIDDEN void pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* rem
 
 /* Grow a large span in place when the slices after it are free. */
 PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
-  pa_chunk* c = pa_chunk_of(s);
+  pa_chunk_t* c = pa_chunk_of(s);
   int ok = 0;
   pthread_mutex_lock(&pa_chunk_lock);
   size_t i = (size_t)(s - c->spans), old = s->nslices;
@@ -211,19 +213,19 @@ PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
    Huge objects: a chunk each, kept for reuse
 --------------------------------------------------------------------------- */
 
-_Static_assert(sizeof(pa_chunk) <= PA_HUGE_HDR, "a huge chunk header must fit before the object");
+_Static_assert(sizeof(pa_chunk_t) <= PA_HUGE_HDR, "a huge chunk header must fit before the object");
 
-PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align) {
+PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align) {
   size_t pad = align > PA_HUGE_HDR ? align : 0;
   size_t need = PA_HUGE_HDR + size + pad;
   if (need < size) { errno = ENOMEM; return NULL; }
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
   if (sh >= PA_ADDR_BITS - 1) { errno = ENOMEM; return NULL; }
-  pa_chunk* c = NULL;
+  pa_chunk_t* c = NULL;
   pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
-    pa_chunk* f = *pp;
+  for (pa_chunk_t** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
+    pa_chunk_t* f = *pp;
     if (f->shift == sh || f->shift == sh + 1) { *pp = f->next_free; f->next_free = NULL; c = f; break; }
   }
   pthread_mutex_unlock(&pa_chunk_lock);
@@ -243,7 +245,7 @@ PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align) {
   return c;
 }
 
-PA_HIDDEN void pa_huge_release(pa_chunk* c) {
+PA_HIDDEN void pa_huge_release(pa_chunk_t* c) {
   pthread_mutex_lock(&pa_chunk_lock);
   c->huge_obj = NULL;
   c->next_free = pa_huge_chunks;
@@ -254,15 +256,15 @@ PA_HIDDEN void pa_huge_release(pa_chunk* c) {
 /* Release wholly free chunks to the OS: callback, deregister, withdraw from
  * the table, unmap. Returns the bytes released. */
 PA_HIDDEN size_t pa_trim_chunks(void) {
-  pa_chunk* victims = NULL;          /* chained by next_free */
+  pa_chunk_t* victims = NULL;          /* chained by next_free */
   pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk** pp = &pa_chunks; *pp != NULL;) {
-    pa_chunk* c = *pp;
+  for (pa_chunk_t** pp = &pa_chunks; *pp != NULL;) {
+    pa_chunk_t* c = *pp;
     if (c->free_slices == c->nslices - c->hdr_slices) { *pp = c->next; c->next_free = victims; victims = c; }
     else pp = &c->next;
   }
-  for (pa_chunk** pp = &pa_huge_all; *pp != NULL;) {
-    pa_chunk* c = *pp;
+  for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL;) {
+    pa_chunk_t* c = *pp;
     if (c->huge_obj == NULL) { *pp = c->next; c->next_free = victims; victims = c; }
     else pp = &c->next;
   }
@@ -270,13 +272,13 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
   pthread_mutex_unlock(&pa_chunk_lock);
   size_t total = 0;
   while (victims != NULL) {
-    pa_chunk* c = victims;
+    pa_chunk_t* c = victims;
     victims = c->next_free;
     size_t size = (size_t)1 << c->shift;
     pa_register_notify_release(c);   /* the application hears it first */
     pa_register_release(c);          /* then the pin goes */
     table_set(c, size, 0);
-    pa_chunk_t os = c->os;
+    pa_mapping_t os = c->os;
     if (c->kind == PA_CHUNK_HUGE) { atomic_fetch_sub(&pa_gstats.huge_chunks, 1); atomic_fetch_sub(&pa_gstats.huge_bytes, size); }
     else { atomic_fetch_sub(&pa_gstats.chunks, 1); atomic_fetch_sub(&pa_gstats.chunk_bytes, size); }
     int saved = errno;
