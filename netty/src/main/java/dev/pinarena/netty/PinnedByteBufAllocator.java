@@ -6,6 +6,7 @@ import dev.pinarena.allocator.PinnedArena;
 import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledHeapByteBuf;
+import io.netty.util.Recycler;
 import org.agrona.BufferUtil;
 
 import java.nio.ByteBuffer;
@@ -22,6 +23,10 @@ import java.util.ArrayDeque;
  * bootstrap.option(ChannelOption.ALLOCATOR, alloc).childOption(ChannelOption.ALLOCATOR, alloc);
  * }</pre>
  * The arena must outlive every buffer, and every channel that uses the allocator.
+ * <p>
+ * No garbage on the hot path: the {@link PinnedByteBuf} objects are recycled (Netty's {@link Recycler}: a
+ * pool per thread, a buffer released on another thread goes back to the pool of the thread that took it), and
+ * so are the ByteBuffer views Netty holds (per thread, up to {@link #SPARE_VIEWS}).
  */
 public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
 {
@@ -32,6 +37,13 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
     private final BufferScope scope;
     private final ThreadLocal<ArrayDeque<ByteBuffer>> spareViews =
         ThreadLocal.withInitial(() -> new ArrayDeque<>(SPARE_VIEWS));
+    private final Recycler<PinnedByteBuf> buffers = new Recycler<PinnedByteBuf>()
+    {
+        protected PinnedByteBuf newObject(final Handle<PinnedByteBuf> handle)
+        {
+            return new PinnedByteBuf(PinnedByteBufAllocator.this, handle);
+        }
+    };
 
     /**
      * @param arena the arena every direct buffer comes from.
@@ -62,7 +74,7 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
 
     protected ByteBuf newDirectBuffer(final int initialCapacity, final int maxCapacity)
     {
-        return new PinnedByteBuf(this, initialCapacity, maxCapacity);
+        return buffers.get().reuse(initialCapacity, maxCapacity);
     }
 
     protected ByteBuf newHeapBuffer(final int initialCapacity, final int maxCapacity)
@@ -109,8 +121,7 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
      */
     ByteBuffer allocate(final int capacity)
     {
-        // A zero-capacity buffer still gets one byte: its address must be arena memory Netty can free.
-        final long address = arena.allocate(scope, Math.max(1, capacity), ArenaConfig.DEFAULT_ALIGNMENT);
+        final long address = arena.allocate(scope, capacity, ArenaConfig.DEFAULT_ALIGNMENT);
         final ByteBuffer spare = spareViews.get().pollLast();
         return spare == null ? arena.byteBuffer(address, capacity) : arena.byteBuffer(address, capacity, spare);
     }
@@ -122,6 +133,15 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
     void free(final ByteBuffer view)
     {
         arena.free(BufferUtil.address(view));
+        keepSpare(view);
+    }
+
+    /**
+     * Keeps {@code view}, whose memory is already freed, as a spare of the calling thread (up to
+     * {@link #SPARE_VIEWS}).
+     */
+    void keepSpare(final ByteBuffer view)
+    {
         final ArrayDeque<ByteBuffer> spares = spareViews.get();
         if (spares.size() < SPARE_VIEWS)
         {

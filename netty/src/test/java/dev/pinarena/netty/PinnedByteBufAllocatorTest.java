@@ -19,10 +19,13 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.IllegalReferenceCountException;
+import io.netty.util.ResourceLeakDetector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -77,6 +81,141 @@ class PinnedByteBufAllocatorTest
         assertTrue(buffer.release());
         assertEquals(0, arena.stats().buffersInUse(), "release to 0 freed the arena buffer");
         assertThrows(Exception.class, () -> buffer.getByte(0), "a released buffer refuses access");
+    }
+
+    @Test
+    void aReleasedBufferIsRecycledAndRefusesEveryUseWhileItWaits()
+    {
+        final ByteBuf first = alloc.directBuffer(4096, 8192);
+        final long firstAddress = first.memoryAddress();
+        first.writerIndex(100).readerIndex(10).markReaderIndex();
+        assertTrue(first.release());
+        assertEquals(0, arena.stats().buffersInUse(), "the memory went back to the arena on release");
+        assertEquals(0, first.refCnt());
+        assertThrows(IllegalReferenceCountException.class, () -> first.getByte(0));
+        assertThrows(IllegalReferenceCountException.class, () -> first.writeLong(1));
+        assertThrows(IllegalReferenceCountException.class, first::memoryAddress);
+        assertThrows(IllegalReferenceCountException.class, first::retain);
+        assertThrows(IllegalReferenceCountException.class, first::release);
+        assertThrows(IllegalReferenceCountException.class, () -> first.capacity(10));
+        assertEquals(0, arena.stats().buffersInUse(), "a refused release freed nothing");
+
+        final ByteBuf second = alloc.directBuffer(64, 1000);
+        assertSame(first, second, "the object was recycled");
+        assertEquals(1, second.refCnt());
+        assertEquals(0, second.readerIndex());
+        assertEquals(0, second.writerIndex());
+        assertEquals(64, second.capacity());
+        assertEquals(1000, second.maxCapacity());
+        second.writerIndex(20);
+        second.resetReaderIndex();
+        assertEquals(0, second.readerIndex(), "the old life's mark is gone");
+        assertEquals(BufferScope.REMOTE, arena.scopeOf(second.memoryAddress()));
+        assertEquals(1, arena.stats().buffersInUse());
+        assertTrue(firstAddress != 0);
+        assertTrue(second.release());
+        assertEquals(0, arena.stats().buffersInUse());
+    }
+
+    @Test
+    void buffersReleasedOnAnotherThreadAreFreedThereAndServeTheirOwnerAgain() throws Exception
+    {
+        final java.util.concurrent.BlockingQueue<ByteBuf> handoff = new java.util.concurrent.ArrayBlockingQueue<>(64);
+        final Thread consumer = new Thread(() ->
+        {
+            try
+            {
+                for (int i = 0; i < 20_000; i++)
+                {
+                    final ByteBuf in = handoff.take();
+                    if (in.getInt(0) != i)
+                    {
+                        throw new AssertionError("message " + i + " read " + in.getInt(0));
+                    }
+                    in.release();
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }, "consumer");
+        final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        consumer.setUncaughtExceptionHandler((t, ex) -> failure.set(ex));
+        consumer.start();
+        for (int i = 0; i < 20_000; i++)
+        {
+            final ByteBuf out = alloc.directBuffer(64 << (i % 8));
+            assertEquals(1, out.refCnt());
+            assertEquals(0, out.writerIndex());
+            handoff.put(out.writeInt(i));
+        }
+        consumer.join(30_000);
+        assertEquals(null, failure.get());
+        assertEquals(0, arena.stats().buffersInUse(), arena.stats().toString());
+    }
+
+    @Test
+    void aZeroCapacityBufferHoldsNoArenaMemoryUntilItGrows()
+    {
+        final ByteBuf buffer = alloc.directBuffer(0);
+        assertEquals(0, buffer.capacity());
+        assertEquals(0, arena.stats().buffersInUse());
+        buffer.writeLong(42);
+        assertEquals(1, arena.stats().buffersInUse());
+        assertEquals(BufferScope.REMOTE, arena.scopeOf(buffer.memoryAddress()));
+        assertEquals(42, buffer.readLong());
+        buffer.capacity(0);
+        assertEquals(0, arena.stats().buffersInUse(), "shrinking to 0 gave the memory back");
+        assertTrue(buffer.release());
+        assertEquals(0, arena.stats().buffersInUse());
+    }
+
+    @Test
+    void theAllocateWriteReleaseLoopAllocatesNothingOnTheHeap() throws Exception
+    {
+        // Leak detection samples 1 buffer in 128 and wraps it (garbage by design); it is a debugging aid,
+        // so the loop is measured without it.
+        final ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
+        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+        try
+        {
+            final int[] sizes = {64, 4096, 65536, 100, 1 << 20};
+            final long[] result = new long[2];
+            final Thread loop = new Thread(() ->
+            {
+                final com.sun.management.ThreadMXBean threads =
+                    (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+                long sink = 0;
+                long best = Long.MAX_VALUE;
+                for (int window = 0; window < 40 && best != 0; window++)
+                {
+                    final long before = threads.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < 50_000; i++)
+                    {
+                        final ByteBuf buffer = alloc.directBuffer(sizes[i % sizes.length]);
+                        buffer.writeLong(i);
+                        sink += buffer.readLong() + alloc.lkey(buffer);
+                        buffer.release();
+                    }
+                    final long bytes = threads.getCurrentThreadAllocatedBytes() - before;
+                    if (window >= 10) // after the JIT warmed up
+                    {
+                        best = Math.min(best, bytes);
+                    }
+                }
+                result[0] = best;
+                result[1] = sink;
+            }, "netty-hot-loop");
+            loop.start();
+            loop.join();
+            assertEquals(0, result[0], "heap bytes allocated by 50,000 allocate-write-release cycles (best window)");
+            assertEquals(0, arena.stats().buffersInUse());
+        }
+        finally
+        {
+            ResourceLeakDetector.setLevel(level);
+        }
     }
 
     @Test
