@@ -1,6 +1,7 @@
 package dev.pinarena.perf;
 
 import io.netty.buffer.ByteBuf;
+import org.jctools.queues.SpscArrayQueue;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -47,7 +48,7 @@ public class ManyToOneBenchmark
         final AtomicInteger producers = new AtomicInteger();
         final LongHandoff[] addresses = new LongHandoff[PRODUCERS];
         @SuppressWarnings("unchecked")
-        final Handoff<ByteBuf>[] nettyBuffers = new Handoff[PRODUCERS];
+        final SpscArrayQueue<ByteBuf>[] nettyBuffers = new SpscArrayQueue[PRODUCERS];
 
         /** Opens the contenders and the rings. */
         @Setup
@@ -59,7 +60,7 @@ public class ManyToOneBenchmark
             for (int i = 0; i < PRODUCERS; i++)
             {
                 addresses[i] = new LongHandoff(capacity);
-                nettyBuffers[i] = new Handoff<>(capacity);
+                nettyBuffers[i] = new SpscArrayQueue<>(capacity);
             }
         }
 
