@@ -198,6 +198,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   pa_ensure_init();
   if (n <= pa_opts.chunk_size / 2 && align <= pa_opts.chunk_size / 4) {
     size_t ns = (n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
+    if (ns == 0) ns = 1;                 /* a zero-byte aligned request still owns its slice */
     pa_span_t* s = pa_span_alloc(ns, align);
     if (s == NULL) return NULL;
     s->kind = PA_SPAN_LARGE;
@@ -208,6 +209,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   pa_chunk* c = pa_huge_alloc(n, align);
   return c ? c->huge_obj : NULL;
 }
+
 
 /* Power-of-two alignment > 16. Small: a size class whose block size is a
  * multiple of the alignment (spans start slice aligned, so every block is

@@ -17,7 +17,20 @@ PA_API void* calloc(size_t n, size_t m) {
   size_t t;
   if (__builtin_mul_overflow(n, m, &t)) { errno = ENOMEM; return NULL; }
   void* p = pa_malloc(t);
-  if (p != NULL) memset(p, 0, t);
+  if (p == NULL) return NULL;
+  if (t > PA_SMALL_MAX) {
+    /* A huge chunk's pages above what it ever handed out were never
+       touched: still zero. Below, only the pages that were populated need
+       zeroing: a zeroed array costs what the program writes, not its size. */
+    pa_chunk* c = pa_chunk_of(p);
+    if (c->kind == PA_CHUNK_HUGE) {
+      size_t off = (size_t)((char*)p - (char*)c);
+      size_t dirty = c->huge_clean > off ? c->huge_clean - off : 0;
+      pa_os_zero_touched(p, dirty < t ? dirty : t);
+      return p;
+    }
+  }
+  memset(p, 0, t);
   return p;
 }
 
@@ -26,16 +39,19 @@ PA_API void* realloc(void* p, size_t n) {
   if (n == 0) { pa_free(p); return NULL; }             /* glibc: free, return NULL */
   size_t have = pa_usable_size(p, "realloc");          /* validates p (aborts on a bad pointer) */
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
-  if (n <= have && n >= have / 2) return p;            /* fits, not worth moving */
-  if (n > have && have > PA_SMALL_MAX) {
-    /* large: grow in place into free slices; huge: the chunk may have room */
+  if (have > PA_SMALL_MAX) {
     pa_chunk* c = pa_chunk_of(p);
-    if (c->kind == PA_CHUNK_REGULAR && n <= pa_opts.chunk_size / 2) {
+    /* huge: in place within the chunk's capacity, both ways (a shrunk huge
+       object keeps its pages: touched pages are never given back anyway) */
+    if (c->kind == PA_CHUNK_HUGE && n > pa_opts.chunk_size / 2 && pa_huge_resize(c, n) == 0) return p;
+    /* large: grow in place into free slices */
+    if (c->kind == PA_CHUNK_REGULAR && n > have && n <= pa_opts.chunk_size / 2) {
       pa_span_t* s = pa_span_of(c, p);
       size_t ns = ((size_t)((char*)p - s->start) + n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
       if (pa_span_grow(s, ns) == 0) return p;
     }
   }
+  if (n <= have && n >= have / 2) return p;            /* fits, not worth moving */
   void* q = pa_malloc(n);
   if (q == NULL) return NULL;                          /* p untouched */
   memcpy(q, p, n < have ? n : have);

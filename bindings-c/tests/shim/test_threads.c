@@ -139,6 +139,8 @@ TEST(shim_fork_child_uses_heap) {
   pthread_create(&t, NULL, churn, NULL);       /* another thread allocating across the fork */
   char* pre = malloc(5000);
   memset(pre, 'p', 5000);
+  pinarena_region_t r0;                        /* registered in the parent (lazy: on this lookup) */
+  CHECK(pinarena_lookup(pre, 1, &r0) == 0, "parent lookup");
   for (int round = 0; round < 20; round++) {
     pid_t pid = fork();
     CHECK(pid >= 0, "fork");
