@@ -143,9 +143,29 @@ int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int lazy_flags, pa
   if (size < PA_CHUNK_MIN || (size & (PA_CHUNK_MIN - 1)) != 0 || align < PA_CHUNK_MIN || !is_pow2(align))
     return -EINVAL;
   if (size + align < size) return -ENOMEM;
-  const size_t resv = size + align - 4096;         /* room for an aligned start, nothing more */
-  char* base = os_mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-  if (base == MAP_FAILED) return -errno;
+  /* An aligned range of `size` bytes of address space: first without extra
+     (the kernel's pick may happen to be aligned, or it takes an aligned hint),
+     so that a tight RLIMIT_AS is not spent on alignment; else reserve
+     size + align and trim. */
+  size_t resv = size;
+  char* base = os_mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (base != MAP_FAILED && ((uintptr_t)base & (align - 1)) != 0) {
+    /* mappings grow down: the aligned address below is the likely free one */
+    char* below = (char*)((uintptr_t)base & ~(uintptr_t)(align - 1));
+    char* hints[2] = { below, below + align };
+    os_munmap(base, size);
+    base = MAP_FAILED;
+    for (int i = 0; i < 2 && base == MAP_FAILED; i++) {
+      if (hints[i] == NULL) continue;
+      base = os_mmap(hints[i], size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+      if (base != MAP_FAILED && base != hints[i]) { os_munmap(base, size); base = MAP_FAILED; errno = EEXIST; }
+    }
+  }
+  if (base == MAP_FAILED) {
+    resv = size + align - 4096;                    /* room for an aligned start, nothing more */
+    base = os_mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+    if (base == MAP_FAILED) return -errno;
+  }
   char* aligned = (char*)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
   int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | ((lazy_flags & PA_LAZY_NORESERVE) ? MAP_NORESERVE : 0);
   if (b == PA_BACK_HUGETLB_2M) flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);

@@ -299,16 +299,22 @@ PA_HIDDEN size_t pa_huge_extent(const pa_chunk* c) {
 /* A chunk taken off the free list (or new) is out of trim's reach: trim
  * only releases chunks on the free list, under pa_chunk_lock, so nothing
  * here races with it. */
-PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align) {
+PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh) {
   size_t pad = align > PA_HUGE_HDR ? align - PA_HUGE_HDR : 0;
   size_t need = PA_HUGE_HDR + size + pad;
   if (need < size) { errno = ENOMEM; return NULL; }
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
   if (sh >= PA_ADDR_BITS - 2) { errno = ENOMEM; return NULL; }
-  pthread_mutex_lock(&pa_chunk_lock);
-  pa_chunk* c = huge_take_free(need);
-  pthread_mutex_unlock(&pa_chunk_lock);
+  /* fresh: realloc moving an object that outgrew its chunk. A reused chunk
+     would hold it only up to that chunk's capacity, and the vector would
+     leave each one behind full; a new one has 16 times the room. */
+  pa_chunk* c = NULL;
+  if (!fresh) {
+    pthread_mutex_lock(&pa_chunk_lock);
+    c = huge_take_free(need);
+    pthread_mutex_unlock(&pa_chunk_lock);
+  }
   if (c == NULL) {
     c = huge_new(sh);
     if (c == NULL) return NULL;

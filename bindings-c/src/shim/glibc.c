@@ -52,7 +52,7 @@ PA_API void* realloc(void* p, size_t n) {
     }
   }
   if (n <= have && n >= have / 2) return p;            /* fits, not worth moving */
-  void* q = pa_malloc(n);
+  void* q = n > have && have > PA_SMALL_MAX ? pa_malloc_moving_up(n) : pa_malloc(n);
   if (q == NULL) return NULL;                          /* p untouched */
   memcpy(q, p, n < have ? n : have);
   pa_free(p);

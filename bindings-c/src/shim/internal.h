@@ -347,7 +347,7 @@ PA_HIDDEN void  pa_write_stats(int fd);
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align);  /* under no lock; NULL + errno */
 PA_HIDDEN void  pa_span_release(pa_span_t* s);
 PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
-PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align);
+PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh);
 PA_HIDDEN int   pa_huge_resize(pa_chunk* c, size_t n);           /* in place; 0 ok */
 PA_HIDDEN size_t pa_huge_extent(const pa_chunk* c);              /* chunk start to the object's page-rounded end */
 PA_HIDDEN void  pa_huge_release(pa_chunk* c);
@@ -364,6 +364,7 @@ PA_HIDDEN void  pa_heap_give_back(void);               /* the calling thread's e
 /* alloc.c */
 PA_HIDDEN void* pa_malloc_generic(pa_heap_t* h, size_t n);
 PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align);
+PA_HIDDEN void* pa_malloc_moving_up(size_t n);          /* realloc: a large object outgrew its place */
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
 
 /* free.c */
