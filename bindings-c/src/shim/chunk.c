@@ -300,8 +300,9 @@ PA_HIDDEN size_t pa_huge_extent(const pa_chunk* c) {
  * only releases chunks on the free list, under pa_chunk_lock, so nothing
  * here races with it. */
 PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh) {
-  size_t pad = align > PA_HUGE_HDR ? align - PA_HUGE_HDR : 0;
-  size_t need = PA_HUGE_HDR + size + pad;
+  /* the object starts after the header page, or at the first multiple of
+     align; even a zero-byte object owns a byte (its page) inside the chunk */
+  size_t need = (align > PA_HUGE_HDR ? align : PA_HUGE_HDR) + (size ? size : 1);
   if (need < size) { errno = ENOMEM; return NULL; }
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
