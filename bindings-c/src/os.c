@@ -183,6 +183,18 @@ int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int lazy_flags, pa
   return 0;
 }
 
+int pa_os_move_pages(void* from, size_t len, void* to) {
+  uintptr_t a = (uintptr_t)from;
+  void* r = (void*)syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  if (r == MAP_FAILED) return -errno;
+  pa_iv_post(a, a + len);
+  /* the old range stays ours, unusable: nothing else may be mapped there (a cache holding a registration
+     of the old address would see new frames behind it) */
+  os_mmap(from, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE);
+  pa_iv_post(a, a + len);
+  return 0;
+}
+
 void pa_os_zero_touched(void* addr, size_t len) {
   const size_t page = 4096;
   char* p = (char*)addr;

@@ -78,6 +78,12 @@ int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int flags, pa_chun
  * populated with 2 MiB pages by the pin. Keeps every page. Returns 0 or -errno. */
 int pa_os_prefer_huge(void* addr, size_t len);
 
+/* Move the pages of [from, from + len) to `to` (page-aligned, `to` a range of untouched pages of ours)
+ * without copying them: the frames (pinned ones included) go with the contents. [from, from + len) is
+ * then reserved PROT_NONE, never to be used again, and posted to the invalidation sinks (an address-keyed
+ * cache must not find the old address any more). Returns 0 or -errno (nothing moved). */
+int pa_os_move_pages(void* from, size_t len, void* to);
+
 /* Zero [addr, addr + len) (addr page-aligned) without populating it: pages that were never populated
  * (neither present nor swapped out, per /proc/self/pagemap) read as zero already and are left alone.
  * Without pagemap, memset. */

@@ -172,14 +172,14 @@ static PA_NOINLINE pa_span_t* span_find(pa_heap_t* h, size_t cls) {
   return s;
 }
 
-static void* malloc_large(size_t n, size_t align, int fresh);
+static void* malloc_large(size_t n, size_t align);
 
 PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(pa_heap_t* h, size_t n) {
   if (unlikely(h == &pa_heap_empty)) {
     h = pa_heap_init_thread();
     if (h == &pa_heap_empty) { errno = ENOMEM; return NULL; }
   }
-  if (n > PA_SMALL_MAX) return malloc_large(n, PA_ALIGN_MIN, 0);
+  if (n > PA_SMALL_MAX) return malloc_large(n, PA_ALIGN_MIN);
   size_t cls = pa_size_class(n);
   pa_span_t* s = h->cur[cls];
   if (s->free == NULL) {
@@ -193,7 +193,7 @@ PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(pa_heap_t* h, size_t n) {
    Large (span of slices, one object) and huge (own chunk)
 --------------------------------------------------------------------------- */
 
-static PA_NOINLINE void* malloc_large(size_t n, size_t align, int fresh) {
+static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
   pa_ensure_init();
   if (n <= pa_opts.chunk_size / 2 && align <= pa_opts.chunk_size / 4) {
@@ -206,7 +206,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align, int fresh) {
     atomic_fetch_add(&pa_gstats.large_allocs, 1);
     return s->obj;
   }
-  pa_chunk* c = pa_huge_alloc(n, align, fresh);
+  pa_chunk* c = pa_huge_alloc(n, align, 0);
   return c ? c->huge_obj : NULL;
 }
 
@@ -236,10 +236,9 @@ PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align) {
       return span_pop(s);
     }
   }
-  return malloc_large(n, align, 0);
+  return malloc_large(n, align);
 }
 
 PA_HIDDEN void* pa_malloc_moving_up(size_t n) {
-  if (n <= PA_SMALL_MAX) return pa_malloc(n);
-  return malloc_large(n, PA_ALIGN_MIN, 1);
+  return malloc_large(n, PA_ALIGN_MIN);     /* a span of slices up to half a chunk, else a huge chunk */
 }

@@ -307,9 +307,7 @@ PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh) {
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
   if (sh >= PA_ADDR_BITS - 2) { errno = ENOMEM; return NULL; }
-  /* fresh: realloc moving an object that outgrew its chunk. A reused chunk
-     would hold it only up to that chunk's capacity, and the vector would
-     leave each one behind full; a new one has 16 times the room. */
+  /* fresh: the target of pa_huge_move, whose pages must be untouched */
   pa_chunk* c = NULL;
   if (!fresh) {
     pthread_mutex_lock(&pa_chunk_lock);
@@ -331,7 +329,7 @@ PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh) {
   atomic_store_explicit((_Atomic(void*)*)&c->huge_obj, (void*)obj, memory_order_release);
   size_t ext = pa_huge_extent(c);
   if (ext > c->huge_dirty) c->huge_dirty = ext;
-  if (pa_opts.reg_eager) pa_register_cover(c, ext);
+  if (pa_opts.reg_eager && !fresh) pa_register_cover(c, ext);     /* fresh: pa_huge_move registers after the move */
   atomic_fetch_add(&pa_gstats.huge_allocs, 1);
   return c;
 }
@@ -346,6 +344,37 @@ PA_HIDDEN int pa_huge_resize(pa_chunk* c, size_t n) {
   if (ext > c->huge_dirty) c->huge_dirty = ext;
   if (pa_opts.reg_eager) pa_register_cover(c, ext);
   return 0;
+}
+
+/* The live object of c outgrew the chunk: move it into a fresh chunk for n
+ * bytes by moving its pages, not copying them (realloc of a huge object, as
+ * glibc's mremap, but the old address range is never used again: no later
+ * object lands on an address a cache may know with other frames). Only
+ * when the object's pages are all the chunk ever touched (else the pages
+ * above it would be stranded: the copy path reuses the chunk instead) and
+ * the object starts right after the header. c is retired: out of the owner
+ * table and the lists, its registration gone, its header page kept (never
+ * handed out, so never the program's to register). NULL: not moved. */
+PA_HIDDEN void* pa_huge_move(pa_chunk* c, size_t n) {
+  char* obj = c->huge_obj;
+  if (obj != (char*)c + PA_HUGE_HDR || c->huge_dirty > pa_huge_extent(c)) return NULL;
+  pa_chunk* d = pa_huge_alloc(n, PA_ALIGN_MIN, 1);
+  if (d == NULL) return NULL;
+  size_t len = pa_huge_extent(c) - PA_HUGE_HDR;
+  size_t cap = (size_t)1 << c->shift;
+  pa_register_notify_release(c);           /* the old range leaves: caches drop it */
+  pa_register_release(c);
+  if (pa_os_move_pages(obj, len, d->huge_obj) != 0) { pa_huge_release(d); return NULL; }
+  if (pa_opts.reg_eager) pa_register_cover(d, pa_huge_extent(d));   /* only now: d's pages are the moved ones */
+  pthread_mutex_lock(&pa_chunk_lock);
+  for (pa_chunk** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
+    if (*pp == c) { *pp = c->next; break; }
+  pthread_mutex_unlock(&pa_chunk_lock);
+  table_set(c, cap, 0, 0);
+  c->huge_obj = NULL;
+  atomic_fetch_sub(&pa_gstats.huge_chunks, 1);
+  atomic_fetch_sub(&pa_gstats.huge_bytes, cap);
+  return d->huge_obj;
 }
 
 PA_HIDDEN void pa_huge_release(pa_chunk* c) {

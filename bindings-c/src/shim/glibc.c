@@ -9,6 +9,8 @@
 #include <string.h>
 
 #define PAGE ((size_t)4096)
+/* realloc growth from here up moves an object into a span that can grow in place */
+#define PA_REALLOC_SPAN_MIN ((size_t)32 << 10)
 
 static inline int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -39,20 +41,28 @@ PA_API void* realloc(void* p, size_t n) {
   if (n == 0) { pa_free(p); return NULL; }             /* glibc: free, return NULL */
   size_t have = pa_usable_size(p, "realloc");          /* validates p (aborts on a bad pointer) */
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
-  if (have > PA_SMALL_MAX) {
-    pa_chunk* c = pa_chunk_of(p);
-    /* huge: in place within the chunk's capacity, both ways (a shrunk huge
-       object keeps its pages: touched pages are never given back anyway) */
-    if (c->kind == PA_CHUNK_HUGE && n > pa_opts.chunk_size / 2 && pa_huge_resize(c, n) == 0) return p;
-    /* large: grow in place into free slices */
-    if (c->kind == PA_CHUNK_REGULAR && n > have && n <= pa_opts.chunk_size / 2) {
-      pa_span_t* s = pa_span_of(c, p);
+  pa_chunk* c = pa_chunk_of(p);
+  if (c->kind == PA_CHUNK_HUGE) {
+    /* in place within the chunk's capacity, both ways (a shrunk huge object
+       keeps its pages: touched pages are never given back anyway) */
+    if (n > pa_opts.chunk_size / 2 && pa_huge_resize(c, n) == 0) return p;
+    if (n > have) {
+      void* q = pa_huge_move(c, n);                  /* its pages, not a copy */
+      if (q != NULL) { pa_huge_resize(pa_chunk_of(q), n); return q; }
+    }
+  } else if (n > have && n <= pa_opts.chunk_size / 2) {
+    /* a large span grows in place into the free slices after it */
+    pa_span_t* s = pa_span_of(c, p);
+    if (s->kind == PA_SPAN_LARGE) {
       size_t ns = ((size_t)((char*)p - s->start) + n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
       if (pa_span_grow(s, ns) == 0) return p;
     }
   }
   if (n <= have && n >= have / 2) return p;            /* fits, not worth moving */
-  void* q = n > have && have > PA_SMALL_MAX ? pa_malloc_moving_up(n) : pa_malloc(n);
+  /* Growing past PA_REALLOC_SPAN_MIN: into a span of its own (slices, or a
+     huge chunk with room), which the next growth extends in place, instead
+     of a size class it would leave again at the next 12.5 % step. */
+  void* q = n > have && n >= PA_REALLOC_SPAN_MIN && c->kind != PA_CHUNK_HUGE ? pa_malloc_moving_up(n) : pa_malloc(n);
   if (q == NULL) return NULL;                          /* p untouched */
   memcpy(q, p, n < have ? n : have);
   pa_free(p);

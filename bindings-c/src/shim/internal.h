@@ -349,6 +349,7 @@ PA_HIDDEN void  pa_span_release(pa_span_t* s);
 PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
 PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh);
 PA_HIDDEN int   pa_huge_resize(pa_chunk* c, size_t n);           /* in place; 0 ok */
+PA_HIDDEN void* pa_huge_move(pa_chunk* c, size_t n);            /* its pages into a fresh chunk; NULL: not moved */
 PA_HIDDEN size_t pa_huge_extent(const pa_chunk* c);              /* chunk start to the object's page-rounded end */
 PA_HIDDEN void  pa_huge_release(pa_chunk* c);
 PA_HIDDEN size_t pa_trim_chunks(void);
