@@ -22,8 +22,16 @@
 
 static uint64_t held_kb(void) { return tu_status_kb("VmRSS") + tu_status_kb("HugetlbPages"); }
 
+/* Eager registration pins (so populates) every chunk it registers: these
+ * figures are the default's, lazy registration. */
+static void lazy_only(void) {
+  const char* v = getenv("PINARENA_REGISTER");
+  if (v != NULL && strcmp(v, "eager") == 0) SKIP("PINARENA_REGISTER=eager pins (populates) each chunk it maps: measured for lazy");
+}
+
 /* Each check runs in a child so the heap it measures is its own. */
 static void run_child(void (*fn)(void*), const char* what) {
+  lazy_only();
   su_result_t r = su_run(fn, NULL);
   CHECK(!r.signaled && r.status == 0, "%s: child %s %d: %s", what, r.signaled ? "killed by signal" : "exit",
         r.signaled ? r.sig : r.status, r.err);
@@ -186,6 +194,7 @@ static int cg_child(const char* dir, size_t size, size_t touch) {
 
 TEST(shim_mem_cgroup_malloc_of_untouched_memory_lives) {
   char dir[256];
+  lazy_only();
   if (cg_make(dir, 256 * MiB) != 0) SKIP("no writable memory cgroup (v1 or v2) on this host: needs root and a mounted memory controller");
   /* the limit holds: touching 512 MiB in it is killed (or refused) */
   int over = cg_child(dir, 512 * MiB, 512 * MiB);
@@ -226,6 +235,7 @@ static int every_value(const char* out, const char* key, const char* want, int e
  * is opened (its RLIMIT_MEMLOCK budget, its descriptors are its own). */
 TEST(shim_mem_lazy_registration_pins_nothing) {
   char out[16384];
+  lazy_only();
   /* bash reads its own status (coreutils close stderr before the shim's exit line) */
   char* const argv[] = { "/bin/bash", "-c", "x=$(seq 1 20000); while read -r k v; do case $k in VmLck:|VmPin:) echo \"$k $v\";; esac; "
                          "done < /proc/self/status", NULL };
@@ -263,3 +273,23 @@ static void lookup_registers(void* arg) {
 }
 
 TEST(shim_mem_lookup_registers_lazily) { run_child(lookup_registers, "lookup"); }
+
+static void eager_registers(void* arg) {
+  (void)arg;
+  char* p = malloc(5 * MiB);
+  pinarena_region_t r;
+  pinarena_stats_t a, b;
+  pinarena_get_stats(&a);
+  int rc = pinarena_lookup(p, 1, &r);
+  pinarena_get_stats(&b);
+  if (rc == -ENODATA) { fprintf(stderr, "registrar %s refused\n", b.registrar); _exit(0); }
+  CHILD_CHECK(rc == 0 && b.registered_bytes == a.registered_bytes, "eager: registered when handed out, not on lookup");
+  free(p);
+}
+
+TEST(shim_mem_eager_registers_when_mapped) {
+  const char* v = getenv("PINARENA_REGISTER");
+  if (v == NULL || strcmp(v, "eager") != 0) SKIP("run with PINARENA_REGISTER=eager (the lazy default is shim_mem_lookup_registers_lazily)");
+  su_result_t r = su_run(eager_registers, NULL);
+  CHECK(!r.signaled && r.status == 0, "eager: %s", r.err);
+}
