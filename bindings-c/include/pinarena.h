@@ -30,7 +30,8 @@ enum pinarena_backend {
 };
 
 typedef struct pinarena_region {
-  void*    base;               /* the registered range (a whole chunk) */
+  void*    base;               /* the registered range: a whole chunk, or a huge object's chunk up to the
+                                  object's end (page-rounded, widened to a power of two) */
   size_t   length;
   uint32_t lkey;
   uint32_t rkey;
@@ -39,11 +40,15 @@ typedef struct pinarena_region {
 } pinarena_region_t;
 
 /* The registration covering [p, p + len) for a pointer the shim handed out.
- * O(1), lock-free, callable from any thread and from signal handlers.
+ * With PINARENA_REGISTER=lazy (the default) the first lookup into a chunk
+ * registers it (takes a lock, may allocate: not from a signal handler);
+ * every later lookup into it is O(1), lock-free, callable from any thread
+ * and from signal handlers (with PINARENA_REGISTER=eager, every lookup).
  * Returns 0 (registered, *out filled); -ENODATA: the memory is the shim's
  * but not registered (pin cap, RLIMIT_MEMLOCK, registrar none, inherited
  * across fork), *out filled with registered = 0; -ENOENT: not the shim's
- * memory; -ERANGE: the range leaves the chunk (len too large). */
+ * memory (a huge object's reserved room above its pages included); -ERANGE:
+ * the range leaves the chunk or the huge object (len too large). */
 int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
 
 /* The protection domain (struct ibv_pd*) chunks are registered with, or

@@ -2,8 +2,9 @@
  * page size the kernel actually gave us.
  *
  * A chunk is the unit pinarena registers (pins) for RDMA / io_uring. It is
- * mapped once, populated up front (so registration never faults on pages
- * that do not exist yet) and, while registered, NEVER returned to the OS:
+ * mapped once, either populated up front (pa_os_map_chunk) or lazily
+ * (pa_os_map_lazy: pages come at first touch; a registration populates what
+ * it pins) and, while registered, NEVER returned to the OS:
  *
  *   INVARIANT: a registered page is never unmapped, remapped, madvised away
  *   (MADV_DONTNEED / MADV_FREE) or mprotected while registered. pa_os_unmap_chunk
