@@ -11,6 +11,8 @@
 #define PAGE ((size_t)4096)
 /* realloc growth from here up moves an object into a span that can grow in place */
 #define PA_REALLOC_SPAN_MIN ((size_t)32 << 10)
+/* ... and from here up, a realloc'd block in the size classes gets half again the room */
+#define PA_REALLOC_ROOM_MIN ((size_t)1 << 10)
 
 static inline int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -62,7 +64,13 @@ PA_API void* realloc(void* p, size_t n) {
   /* Growing past PA_REALLOC_SPAN_MIN: into a span of its own (slices, or a
      huge chunk with room), which the next growth extends in place, instead
      of a size class it would leave again at the next 12.5 % step. */
-  void* q = n > have && n >= PA_REALLOC_SPAN_MIN && c->kind != PA_CHUNK_HUGE ? pa_malloc_moving_up(n) : pa_malloc(n);
+  void* q;
+  if (n > have && n >= PA_REALLOC_SPAN_MIN && c->kind != PA_CHUNK_HUGE) q = pa_malloc_moving_up(n);
+  else if (n > have && n >= PA_REALLOC_ROOM_MIN) {
+    /* growing in the size classes: a block with half again the room, so a
+       string grown in small steps moves every 50 %, not at every 12.5 % class */
+    q = pa_malloc(n + n / 2 < PA_REALLOC_SPAN_MIN ? n + n / 2 : n);
+  } else q = pa_malloc(n);
   if (q == NULL) return NULL;                          /* p untouched */
   memcpy(q, p, n < have ? n : have);
   pa_free(p);
