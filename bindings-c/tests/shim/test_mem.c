@@ -346,3 +346,19 @@ TEST(shim_mem_program_pin_budget_left_alone) {
   rc = mlock_program("eager", out, sizeof(out));
   CHECK(rc == 3, "eager registration should have taken the budget first (exit %d): %s", rc, out);
 }
+
+/* fork and system() with a 600 MiB heap of 1 MiB objects, as under glibc:
+ * nothing pinned (lazy), no hugetlb pages for the child to copy. */
+static void system_with_heap(void* arg) {
+  (void)arg;
+  enum { N = 600 };
+  static char* o[N];
+  for (int i = 0; i < N; i++) { o[i] = malloc(MiB); CHILD_CHECK(o[i] != NULL, "malloc"); memset(o[i], i, MiB); }
+  for (int r = 0; r < 3; r++) {
+    int rc = system("exit 7");
+    CHILD_CHECK(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 7, "system() with a 600 MiB heap: %d (errno %d)", rc, errno);
+  }
+  for (int i = 0; i < N; i++) { CHILD_CHECK(o[i][MiB - 1] == (char)i, "contents"); free(o[i]); }
+}
+
+TEST(shim_mem_system_with_a_600_mib_heap) { run_child(system_with_heap, "system()"); }
