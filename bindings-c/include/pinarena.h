@@ -52,7 +52,8 @@ typedef struct pinarena_region {
 int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
 
 /* The protection domain (struct ibv_pd*) chunks are registered with, or
- * NULL when the registrar is not verbs. */
+ * NULL when the registrar is not verbs. With lazy registration the first
+ * call chooses the registrar (as the first lookup would). */
 void* pinarena_pd(void);
 
 /* Register with the application's protection domain (struct ibv_pd*) so its

@@ -48,7 +48,10 @@ PA_API int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out) {
   return 0;
 }
 
-PA_API void* pinarena_pd(void) { return pa_register_pd(); }
+PA_API void* pinarena_pd(void) {
+  pa_ensure_init();
+  return pa_register_pd();
+}
 
 PA_API int pinarena_set_pd(void* pd) {
   pa_ensure_init();

@@ -407,6 +407,13 @@ PA_HIDDEN int pa_register_set_pd(void* newpd) {
 }
 
 PA_HIDDEN void* pa_register_pd(void) {
+  if (kind < 0 && !in_reg) {
+    /* lazy registration has not chosen yet: a program asking for the PD
+       is about to communicate, so choose now (as its first lookup would) */
+    pthread_mutex_lock(&pa_reg_lock);
+    if (kind < 0 && ready) { in_reg = 1; choose(); in_reg = 0; }
+    pthread_mutex_unlock(&pa_reg_lock);
+  }
   return kind == PA_REG_VERBS ? (void*)pd : NULL;
 }
 
