@@ -15,6 +15,7 @@
 
 #define PUBLIC __attribute__((visibility("default")))
 #define PG 4096ul
+#define PA_MADV_GUARD_INSTALL 102      /* linux/mman.h, 6.13+; glibc 2.36 does not name it */
 
 extern void* __curbrk;                 /* glibc's cached break, exported */
 extern void* __sbrk(intptr_t incr);    /* glibc's sbrk, exported */
@@ -74,7 +75,9 @@ PUBLIC void* mremap(void* old, size_t old_len, size_t new_len, int flags, ...) {
 }
 
 PUBLIC int madvise(void* addr, size_t len, int advice) {
-  int drops = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE
+  /* MADV_GUARD_INSTALL (Linux 6.13+) zaps the range's pages like DONTNEED; after
+     MADV_GUARD_REMOVE the next touch faults in new ones. */
+  int drops = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE || advice == PA_MADV_GUARD_INSTALL
 #ifdef MADV_DONTNEED_LOCKED
               || advice == MADV_DONTNEED_LOCKED
 #endif

@@ -95,6 +95,7 @@ int pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region
 /* ---- slow path: everything below runs under c->mu ------------------------ */
 
 static void release_region(pa_rc_t* c, pa_rc_region_t* r);
+static void drain_locked(pa_rc_t* c);
 /* Weak: the core archive links without them. PA_EXPORT: a hidden reference
    would make the symbol hidden in libpinarena.so (most constraining wins). */
 extern PA_EXPORT int pa_ufd_active(void) __attribute__((weak));
@@ -111,6 +112,13 @@ void pa_rc_put(pa_rc_t* c, pa_rc_region_t* r) {
     pthread_mutex_lock(&c->mu);
     uint64_t want = INVALID;
     if (atomic_compare_exchange_strong(&r->state, &want, DEAD)) release_region(c, r);
+    drain_locked(c);
+    pthread_mutex_unlock(&c->mu);
+  } else if (unlikely(__atomic_load_n(c->pending, __ATOMIC_RELAXED) != 0) && pthread_mutex_trylock(&c->mu) == 0) {
+    /* Unmaps are queued: drain them now, so an idle cache does not keep their
+       frames pinned until its next get. One load when nothing is queued; never
+       waits (a thread holding the lock is draining or will drain). */
+    drain_locked(c);
     pthread_mutex_unlock(&c->mu);
   }
 }
@@ -162,9 +170,11 @@ static void index_remove(pa_rc_t* c, pa_rc_region_t* r) {
   index_write_end(c);
 }
 
-/* Deregister a DEAD region (already out of the index) and return it to the pool. */
+/* Deregister a DEAD region (already out of the index) and return it to the
+   pool. A forked child's copy of the cache only forgets it: the registration
+   is the parent's (pa_rc_destroy). */
 static void release_region(pa_rc_t* c, pa_rc_region_t* r) {
-  c->ops.dereg(c->ops.ctx, r->addr, r->len, r->handle);
+  if (c->owner == getpid()) c->ops.dereg(c->ops.ctx, r->addr, r->len, r->handle);
   c->bytes -= r->len;
   c->live--;
   r->next_free = c->free_head;
@@ -359,6 +369,7 @@ static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_regi
 int pa_rc_init(pa_rc_t* c, const pa_rc_ops_t* ops, const pa_rc_config_t* cfg) {
   memset(c, 0, sizeof *c);
   c->ops = *ops;
+  c->owner = getpid();
   if (cfg) c->cfg = *cfg;
   if (c->cfg.max_regions == 0 || c->cfg.max_regions > PA_RC_MAX_REGIONS) c->cfg.max_regions = PA_RC_MAX_REGIONS;
   c->pagemap_fd = -1;

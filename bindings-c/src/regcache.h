@@ -117,13 +117,17 @@ typedef struct pa_rc_s {
   uint64_t clock;
   uint32_t free_head, live;
   uint64_t bytes, misses, evictions, invalidations, unwatched;
+  pid_t owner;                /* the process whose registrations these are (a forked child's copy never deregisters) */
   pa_rc_region_t pool[PA_RC_MAX_REGIONS];
 } pa_rc_t;
 
 /* Returns 0; -ENOSPC (no free invalidation sink); -EPERM (verify without
  * PFN access). `c` is large (~100 KiB): static or mmap it. */
 PA_EXPORT int  pa_rc_init(pa_rc_t* c, const pa_rc_ops_t* ops, const pa_rc_config_t* cfg);
-/* Deregisters every region (in-use ones too) and closes the sink. */
+/* Deregisters every region (in-use ones too) and closes the sink. In a forked
+ * child (any process but the one that called pa_rc_init) the regions are the
+ * parent's registrations, shared through the backend (an io_uring ring, a verbs
+ * context): the child's copy forgets them and never deregisters. */
 PA_EXPORT void pa_rc_destroy(pa_rc_t* c);
 
 /* A region containing [addr, addr+len) with at least `access`, holding one

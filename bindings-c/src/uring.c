@@ -56,6 +56,7 @@ int pa_uring_init(pa_uring_t* u, unsigned entries) {
   int fd = sys_setup(entries, &p);
   if (fd < 0) return fd;
   u->fd = fd;
+  u->owner = getpid();
   u->features = p.features;
   u->sq_entries = p.sq_entries;
   u->cq_entries = p.cq_entries;
@@ -196,6 +197,14 @@ int pa_uring_unregister(pa_uring_t* u, const pa_uring_reg_t* reg) {
   }
   const unsigned next = first + n;
   if (next < PA_URING_SLOTS && bit_get(u->slot_used, next) && !bit_get(u->slot_head, next)) return -ENOENT;
+  /* A forked child shares the ring, so the slots it inherited hold the parent's
+     registrations: the child forgets them in its own bookkeeping and leaves the
+     kernel's table alone (the pins end when the parent unregisters, or when the
+     last descriptor of the ring closes). */
+  if (u->owner != getpid()) {
+    for (unsigned i = 0; i < n; i++) { bit_clr(u->slot_used, first + i); bit_clr(u->slot_head, first + i); }
+    return 0;
+  }
   slots_clear(u, first, n);
   return 0;
 }

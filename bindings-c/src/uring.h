@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/io_uring.h>   /* kernel ABI: installed headers carry all we need */
 
 #define PA_URING_SLOTS      16384u              /* kernel maximum of fixed buffers */
@@ -38,6 +39,8 @@ typedef struct pa_uring_s {
   /* slot bookkeeping: used = holds a piece, head = first piece of a registration */
   uint64_t  slot_used[PA_URING_SLOTS / 64];
   uint64_t  slot_head[PA_URING_SLOTS / 64];
+  /* the process that set the ring up: a forked child shares the ring, and with it the parent's table */
+  pid_t     owner;
 } pa_uring_t;
 
 /* One registered range: slots [first, first + count). */

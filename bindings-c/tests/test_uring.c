@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TEST(uring_register_write_fixed_roundtrip) {
@@ -152,5 +153,37 @@ TEST(uring_register_cost_per_backing) {
          c.page_size, best_reg * 1e6 / 256, best_unreg * 1e6 / 256);
     pa_os_unmap_chunk(&c);
   }
+  pa_uring_exit(&u);
+}
+
+/* A forked child shares the ring and its table: what the child does with the
+   slots it inherited (unregister them, as the shim's pinarena_trim() does for
+   a chunk the child freed; tear its ring down and exit) must leave the
+   parent's registration, and what a WRITE_FIXED through it sends, unchanged. */
+TEST(uring_forked_child_cannot_drop_the_parents_registration) {
+  pa_uring_t u;
+  tu_uring(&u);
+  const size_t len = 2 * PA_MiB;
+  unsigned char* p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  CHECK(p != MAP_FAILED, "mmap");
+  memset(p, 'A', len);
+  pa_uring_reg_t r;
+  CHECK_OK("io_uring_register", pa_uring_register(&u, p, len, &r));
+  pid_t pid = fork();
+  if (pid == 0) {
+    int rc = pa_uring_unregister(&u, &r);
+    pa_uring_exit(&u);
+    _exit(rc == 0 ? 0 : 3);
+  }
+  int st;
+  CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "child (status %d)", st);
+  memset(p, 'P', len);
+  int fd = tu_tmpfile();
+  tu_write_fixed(&u, &r, fd, p, len);
+  tu_pread(fd, tu_scratch, len, 0);
+  CHECK(tu_count(tu_scratch, len, 'P') == len, "the parent's WRITE_FIXED sent the parent's current bytes");
+  CHECK_OK("parent unregister", pa_uring_unregister(&u, &r));
+  close(fd);
+  munmap(p, len);
   pa_uring_exit(&u);
 }

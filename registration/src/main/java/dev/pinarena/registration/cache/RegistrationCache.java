@@ -135,18 +135,23 @@ public final class RegistrationCache implements AutoCloseable
 
     /**
      * Releases a use reference from {@link #get}; the last release of an invalidated region deregisters it.
+     * Unmaps queued since the last cache call are drained here too, so an idle cache does not keep their
+     * frames pinned until its next get (one volatile load when nothing is queued).
      */
     public void put(final CachedRegion r)
     {
         r.lastUse = ++clock;
-        if (r.release() == CachedRegion.INVALID)
+        final boolean lastOfInvalid = r.release() == CachedRegion.INVALID;
+        final InvalidationFeed feed = this.feed;
+        if (lastOfInvalid || (feed != null && feed.pending()))
         {
             synchronized (lock)
             {
-                if (r.invalidToDead())
+                if (lastOfInvalid && r.invalidToDead())
                 {
                     deregister(r);
                 }
+                drainLocked();
             }
         }
     }

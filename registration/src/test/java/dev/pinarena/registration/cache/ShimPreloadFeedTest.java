@@ -14,8 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The Java feed with the malloc shim {@code libpinarena.so} preloaded (it carries the memory hooks): a
  * child JVM ({@link ShimPreloadChild}) finds the library through LD_PRELOAD, and a JDK munmap invalidates
- * its cached io_uring registration, checked by the bytes WRITE_FIXED sends. The shim is built here with
- * make (this module builds before bindings-c); no step skips.
+ * its cached io_uring registration, checked by the bytes WRITE_FIXED sends. The shim comes from bindings-c's
+ * build ({@link NativeBuild}); no step skips.
  */
 class ShimPreloadFeedTest
 {
@@ -34,12 +34,7 @@ class ShimPreloadFeedTest
     @Test
     void childJvmWithShimPreloadedSeesTheJdkUnmap() throws Exception
     {
-        final File dir = new File("../bindings-c").getCanonicalFile();
-        final File target = new File(dir, "target");
-        final File so = new File(target, "libpinarena.so");
-        final Process make = new ProcessBuilder("make", "-s", "BUILD=" + target, so.getPath())
-            .directory(dir).inheritIO().start();
-        assertEquals(0, make.waitFor(), "make libpinarena.so");
+        final File so = new File(NativeBuild.file("libpinarena.so"));
 
         final String classpath = System.getProperty("surefire.test.class.path");
         assertNotNull(classpath, "surefire.test.class.path (the child's classpath)");

@@ -6,7 +6,6 @@ import jnr.ffi.Runtime;
 import jnr.ffi.annotations.SaveError;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.io.File;
 import java.io.IOException;
 
 /**
@@ -48,20 +47,14 @@ final class VerbsLoopback implements AutoCloseable
     }
 
     /**
-     * @return the helper library built by {@code make -C bindings-c BUILD=$PWD/bindings-c/target verbs-loopback}.
+     * @return the helper library bindings-c's build makes ({@code libpinarena-verbs-loopback.so}).
      * @throws IllegalStateException when it has not been built.
      */
     static synchronized Native library() throws IOException
     {
         if (lib == null)
         {
-            final File so = new File("../bindings-c/target/libpinarena-verbs-loopback.so").getCanonicalFile();
-            if (!so.isFile())
-            {
-                throw new IllegalStateException(so + " is missing: make -C bindings-c BUILD=$PWD/bindings-c/target " +
-                    "verbs-loopback (registration's pre-integration-test phase does it)");
-            }
-            lib = LibraryLoader.create(Native.class).load(so.getPath());
+            lib = LibraryLoader.create(Native.class).load(NativeBuild.file("libpinarena-verbs-loopback.so"));
         }
         return lib;
     }

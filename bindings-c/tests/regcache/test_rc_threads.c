@@ -1,15 +1,14 @@
-/* test_vrc_threads.c — workers register and send over verbs while another
- * thread unmaps, remaps and discards the same buffers through the hooks. */
+/* test_rc_threads.c — workers register and send while another thread
+ * unmaps, remaps and discards the same buffers through the hooks. */
 #define _GNU_SOURCE
-#include "vrc.h"
+#include "wire.h"
 
 #include <stdlib.h>
 
 #define NBUF 8
-#define ITERS 400
 
 typedef struct mt_s {
-  vrc_t* t;
+  rcw_t* t;
   char* base;
   pthread_mutex_t buf_mu[NBUF];
   _Atomic int stop;
@@ -19,14 +18,14 @@ typedef struct mt_s {
 static void* worker(void* arg) {
   mt_t* m = arg;
   unsigned seed = (unsigned)(uintptr_t)pthread_self();
-  for (int it = 0; it < ITERS; it++) {
+  for (int it = 0; it < rcw_thread_iters; it++) {
     int b = (int)(rand_r(&seed) % NBUF);
     char* p = m->base + (size_t)b * 4 * PG;
     pthread_mutex_lock(&m->buf_mu[b]);
     memset(p, 'a' + it % 26, 4 * PG);
     pa_rc_region_t* r = NULL;
-    if (pa_rc_get(&m->t->c, p, 4 * PG, IBV_ACCESS_LOCAL_WRITE, &r) == 0) {
-      if (vrc_send(m->t, r, p, 4 * PG) != 4 * PG) m->bad++;
+    if (pa_rc_get(&m->t->c, p, 4 * PG, RCW_ACCESS, &r) == 0) {
+      if (rcw_send(m->t, r, p, 4 * PG) != 4 * PG) m->bad++;
       m->sends++;
       pa_rc_put(&m->t->c, r);
     } else {
@@ -57,9 +56,9 @@ static void* unmapper(void* arg) {
   return NULL;
 }
 
-TEST(vrc_threads_register_while_others_unmap) {
+TEST(rc_threads_register_while_others_unmap) {
   static mt_t m;
-  m.t = vrc_open(NULL);
+  m.t = rcw_open(NULL);
   m.base = map_at(NULL, NBUF * 4 * PG, 'x');
   for (int i = 0; i < NBUF; i++) pthread_mutex_init(&m.buf_mu[i], NULL);
   pthread_t w[3], u;
@@ -68,10 +67,10 @@ TEST(vrc_threads_register_while_others_unmap) {
   for (int i = 0; i < 3; i++) pthread_join(w[i], NULL);
   m.stop = 1;
   pthread_join(u, NULL);
-  pa_rc_stats_t s = vrc_stats(m.t);
-  NOTE("%ld RDMA WRITEs, %ld stale or failed; hits %llu misses %llu invalidations %llu",
-       (long)m.sends, (long)m.bad, (unsigned long long)s.hits, (unsigned long long)s.misses,
+  pa_rc_stats_t s = rcw_stats(m.t);
+  NOTE("%ld %s sends, %ld stale or failed; hits %llu misses %llu invalidations %llu",
+       (long)m.sends, rcw_binding, (long)m.bad, (unsigned long long)s.hits, (unsigned long long)s.misses,
        (unsigned long long)s.invalidations);
-  CHECK(m.bad == 0 && m.sends == 3 * ITERS, "every RDMA WRITE carried the current bytes");
+  CHECK(m.bad == 0 && m.sends == 3 * rcw_thread_iters, "every send carried the current bytes");
   CHECK(s.invalidations > 0 && s.hits > 0, "both paths exercised");
 }
