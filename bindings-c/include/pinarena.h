@@ -67,7 +67,11 @@ int pinarena_set_pd(void* ibv_pd);
 /* Called before any registered memory leaves the process, with the range
  * about to be deregistered and unmapped. Only pinarena_trim() releases
  * memory, and only chunks with nothing allocated in them: this is the
- * notification an MPI registration cache needs to drop its entries. */
+ * notification an MPI registration cache needs to drop its entries. Also
+ * called from inside realloc when a huge object outgrows its chunk and its
+ * pages move to a new address (as glibc's realloc calls mremap): the old
+ * address range is never used again (kept PROT_NONE), the frames are the
+ * object's at its new address. */
 typedef void (*pinarena_release_fn)(void* base, size_t length, void* arg);
 void pinarena_set_release_callback(pinarena_release_fn fn, void* arg);
 
