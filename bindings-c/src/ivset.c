@@ -54,8 +54,8 @@ void pa_iv_close(int sink) {
   if (sink >= 0 && sink < PA_IV_SINKS) atomic_store(&sinks[sink].open, 0);
 }
 
-volatile uint64_t* pa_iv_pending(int sink) {
-  return (volatile uint64_t*)&sinks[sink].pending;
+_Atomic uint64_t* pa_iv_pending(int sink) {
+  return &sinks[sink].pending;
 }
 
 static void post_span(sink_t* s, uint64_t lo, uint64_t hi) {

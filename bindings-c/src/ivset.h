@@ -33,7 +33,7 @@
 #ifndef PA_IVSET_H
 #define PA_IVSET_H
 
-#include "export.h"
+#include "common.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -65,7 +65,7 @@ PA_EXPORT void pa_iv_post(uintptr_t start, uintptr_t end);
 /* Address of the sink's pending word (nonzero = something to drain, or a
  * drain in flight); a hit path reads it with one acquire load (a plain load
  * on x86) before it reads its index. Java reads it from native memory. */
-PA_EXPORT volatile uint64_t* pa_iv_pending(int sink);
+PA_EXPORT _Atomic uint64_t* pa_iv_pending(int sink);
 
 /* Move queued ranges into out[0..max); returns the count (0 when empty).
  * When more than max are queued the rest stay queued (pending is set again). */

@@ -14,14 +14,13 @@
 #include <unistd.h>
 
 #define PUBLIC __attribute__((visibility("default")))
-#define PG 4096ul
 #define PA_MADV_GUARD_INSTALL 102      /* linux/mman.h, 6.13+; glibc 2.36 does not name it */
 
 extern void* __curbrk;                 /* glibc's cached break, exported */
 extern void* __sbrk(intptr_t incr);    /* glibc's sbrk, exported */
 
 static inline void post(uintptr_t a, size_t len) {
-  uintptr_t s = a & ~(PG - 1);
+  uintptr_t s = a & ~(PA_PAGE - 1);
   pa_iv_post(s, a + len);
 }
 
@@ -126,7 +125,7 @@ static size_t shm_len(uintptr_t addr) {
 
 PUBLIC int shmdt(const void* addr) {
   size_t len = shm_len((uintptr_t)addr);
-  if (len == 0) len = PG;
+  if (len == 0) len = PA_PAGE;
   post((uintptr_t)addr, len);
   long r = syscall(SYS_shmdt, addr);
   if (r == 0) post((uintptr_t)addr, len);

@@ -24,7 +24,7 @@
 #define PA_MEMHOOKS_H
 
 #include <stddef.h>
-#include "export.h"
+#include "common.h"
 
 /* 1 when the process-wide definition of munmap (RTLD_DEFAULT) is this
  * library's hook, i.e. the library was preloaded or linked into the program;

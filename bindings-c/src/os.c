@@ -55,9 +55,9 @@ static inline int os_madvise(void* a, size_t len, int advice) { return (int)sysc
 --------------------------------------------------------------------------- */
 
 static int os_map_backing(size_t size, pa_backing_t b, void** out);
-static int os_readback(pa_chunk_t* c);
+static int os_readback(pa_mapping_t* c);
 
-int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_chunk_t* out) {
+int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_mapping_t* out) {
   if (size < PA_CHUNK_MIN || !is_pow2(size)) return -EINVAL;
   if (prefs == NULL) { prefs = pa_backing_default; nprefs = PA_BACK_COUNT; }
   int err = -EINVAL;
@@ -69,14 +69,19 @@ int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_ch
     if (err != 0) continue;              /* e.g. ENOMEM: hugetlb pool short -> next backing */
     out->addr = p; out->size = size; out->backing = b;
     out->page_size = 0; out->thp_bytes = 0;
-    err = os_readback(out);
-    if (err != 0) { os_munmap(p, size); return err; }
+    /* What the kernel gave, from smaps. Reading it needs a descriptor: a
+       program using all of its descriptors still gets its memory, with the
+       page size the backing asks for (THP: the base page, the safe guess). */
+    if (os_readback(out) != 0) {
+      out->page_size = b == PA_BACK_HUGETLB_1G ? PA_GiB : b == PA_BACK_HUGETLB_2M ? 2 * PA_MiB : PA_PAGE;
+      out->thp_bytes = 0;
+    }
     return 0;
   }
   return err;
 }
 
-int pa_os_unmap_chunk(pa_chunk_t* c) {
+int pa_os_unmap_chunk(pa_mapping_t* c) {
   /* Caller guarantees: not registered by its owner (see os.h). But the memory
      was handed out, so an address-keyed cache (C, Java, an MPI library's) may
      hold a registration of part of it: post before and after, like the hooks. */
@@ -128,18 +133,18 @@ static int os_map_backing(size_t size, pa_backing_t b, void** out) {
   int err = 0;
   if (b == PA_BACK_THP) {
     if (os_madvise(aligned, size, MADV_HUGEPAGE) != 0) err = -errno;   /* EINVAL: THP not built in */
-    else err = pa_os_populate(aligned, size, 4096);
+    else err = pa_os_populate(aligned, size, PA_PAGE);
   }
   else if (b == PA_BACK_4K) {
     if (os_madvise(aligned, size, MADV_NOHUGEPAGE) != 0 && errno != EINVAL) err = -errno;
-    else err = pa_os_populate(aligned, size, 4096);
+    else err = pa_os_populate(aligned, size, PA_PAGE);
   }
   if (err != 0) { os_munmap(aligned, size); return err; }
   *out = aligned;
   return 0;
 }
 
-int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int lazy_flags, pa_chunk_t* out) {
+int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int lazy_flags, pa_mapping_t* out) {
   if (size < PA_CHUNK_MIN || (size & (PA_CHUNK_MIN - 1)) != 0 || align < PA_CHUNK_MIN || !is_pow2(align))
     return -EINVAL;
   if (size + align < size) return -ENOMEM;
@@ -222,12 +227,12 @@ int pa_os_prefer_huge(void* addr, size_t len) {
 }
 
 /* Fill page_size / thp_bytes from what smaps says, never from what we asked. */
-static int os_readback(pa_chunk_t* c) {
+static int os_readback(pa_mapping_t* c) {
   pa_vma_info_t v;
   int rc = pa_os_vma_info(c->addr, &v);
   if (rc != 0) return rc;
   c->page_size = (size_t)v.kernel_page_kb * PA_KiB;
-  if (c->page_size == 4096 && v.anon_huge_kb > 0) {
+  if (c->page_size == PA_PAGE && v.anon_huge_kb > 0) {
     /* THP: the VMA keeps KernelPageSize 4 kB; huge pages show in AnonHugePages.
        The chunk counts as huge only if the whole resident VMA is huge. */
     size_t vma = (size_t)(v.end - v.start);

@@ -45,13 +45,13 @@ typedef struct pa_vma_info_s {
   uint64_t  anon_huge_kb;       /* AnonHugePages (THP) */
 } pa_vma_info_t;
 
-typedef struct pa_chunk_s {
+typedef struct pa_mapping_s {
   void*        addr;            /* aligned to size */
   size_t       size;            /* power of two >= PA_CHUNK_MIN */
   pa_backing_t backing;         /* how it was mapped */
   size_t       page_size;       /* page size OBTAINED, read back from the kernel (smallest page in the chunk) */
   size_t       thp_bytes;       /* for THP: bytes backed by huge pages per smaps (exact when the VMA is the chunk) */
-} pa_chunk_t;
+} pa_mapping_t;
 
 /* Default preference: 1 GiB hugetlb (if size % 1 GiB == 0), 2 MiB hugetlb, THP, 4 KiB. */
 extern const pa_backing_t pa_backing_default[PA_BACK_COUNT];
@@ -60,7 +60,7 @@ extern const pa_backing_t pa_backing_default[PA_BACK_COUNT];
  * (NULL = pa_backing_default). The memory is populated and writable.
  * Returns 0, or -errno of the last attempt (-EINVAL for a bad size,
  * -ENOMEM typically when every backing was refused). */
-int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_chunk_t* out);
+int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_mapping_t* out);
 
 /* Map `size` bytes aligned to `align` (powers of two, align >= 2 MiB, size a multiple of 2 MiB) WITHOUT
  * populating them: a page exists once it is touched or pinned, so untouched memory costs no RSS, no
@@ -73,7 +73,7 @@ int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_ch
  * Returns 0 or -errno. */
 #define PA_LAZY_NORESERVE  1
 #define PA_LAZY_SYSTEM_THP 2
-int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int flags, pa_chunk_t* out);
+int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int flags, pa_mapping_t* out);
 
 /* Advise huge pages for [addr, addr + len) before it is pinned, so that the parts nobody touched yet are
  * populated with 2 MiB pages by the pin. Keeps every page. Returns 0 or -errno. */
@@ -92,7 +92,7 @@ void pa_os_zero_touched(void* addr, size_t len);
 
 /* Return a chunk to the OS. Only for chunks that are NOT registered (see the
  * invariant above). Returns 0 or -errno. */
-int pa_os_unmap_chunk(pa_chunk_t* chunk);
+int pa_os_unmap_chunk(pa_mapping_t* chunk);
 
 /* What the kernel says about the VMA that contains `addr` (/proc/self/smaps).
  * Returns 0, -ENOENT when no VMA contains it, or -errno. */

@@ -1,5 +1,6 @@
 /* pagemap.c — /proc/self/pagemap and /proc/kpageflags readers (pread, no heap). */
 #include "pagemap.h"
+#include "common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,7 @@ static int pread_full(int fd, void* buf, size_t len, off_t off) {
 }
 
 int pa_pagemap_pfns(int fd, const void* addr, size_t npages, uint64_t* out) {
-  const uintptr_t vpn = (uintptr_t)addr / 4096;
+  const uintptr_t vpn = (uintptr_t)addr / PA_PAGE;
   uint64_t ent[64];                       /* batch of entries on the stack */
   int absent = 0, hidden = 0;
   for (size_t done = 0; done < npages; ) {

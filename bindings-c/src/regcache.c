@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PG        4096ul
 #define INVALID   ((uint64_t)1 << 32)    /* out of the index; deregister on the last put */
 #define DEAD      ((uint64_t)1 << 33)    /* deregistered or claimed by the slow path */
 #define REFS      ((uint64_t)0xffffffffu)
@@ -16,9 +15,9 @@
 #define RLX       memory_order_relaxed
 #define ACQ       memory_order_acquire
 #define REL       memory_order_release
-#define likely(x)   __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-#define LD(p)     __atomic_load_n(&(p), __ATOMIC_RELAXED)
+/* A field of the public region struct read racily on the hit path (the slow
+ * path rewrites it only under mu, and the seqlock discards a torn view). */
+#define LD(field) atomic_load_explicit((_Atomic __typeof__(field)*)&(field), RLX)
 
 static inline void bump(_Atomic uint64_t* ctr) {   /* lossy under concurrency, no RMW */
   atomic_store_explicit(ctr, atomic_load_explicit(ctr, RLX) + 1, RLX);
@@ -73,11 +72,11 @@ static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_regi
 static int verify_hit(pa_rc_t* c, pa_rc_region_t* r);
 
 int pa_rc_get(pa_rc_t* c, const void* addr, size_t len, int access, pa_rc_region_t** out) {
-  uintptr_t a = (uintptr_t)addr & ~(PG - 1), e = ((uintptr_t)addr + len + PG - 1) & ~(PG - 1);
+  uintptr_t a = (uintptr_t)addr & ~(PA_PAGE - 1), e = ((uintptr_t)addr + len + PA_PAGE - 1) & ~(PA_PAGE - 1);
   if (unlikely(len == 0 || e <= a)) return -EINVAL;
   /* acquire: pending 0 (set by pa_iv_drain_done after the drained ranges left
      the index, see ivset.h) must not be read after the index. */
-  if (likely(__atomic_load_n(c->pending, __ATOMIC_ACQUIRE) == 0)) {
+  if (likely(atomic_load_explicit(c->pending, ACQ) == 0)) {
     pa_rc_region_t* r = index_find(c, a, e, access);
     if (likely(r != NULL) && likely(try_ref(c, r, a, e, access))) {
       if (unlikely(c->verify)) {
@@ -104,8 +103,8 @@ extern PA_EXPORT int pa_ufd_watch(const void* addr, size_t len) __attribute__((w
 void pa_rc_put(pa_rc_t* c, pa_rc_region_t* r) {
   /* LRU tick: a plain increment (no locked RMW on the hot line); concurrent
      puts may store the same tick, which only blurs the order between them. */
-  uint64_t tick = __atomic_load_n(&c->clock, __ATOMIC_RELAXED) + 1;
-  __atomic_store_n(&c->clock, tick, __ATOMIC_RELAXED);
+  uint64_t tick = atomic_load_explicit(&c->clock, RLX) + 1;   /* lossy, like bump() */
+  atomic_store_explicit(&c->clock, tick, RLX);
   atomic_store_explicit(&r->last_use, tick, RLX);
   uint64_t st = atomic_fetch_sub_explicit(&r->state, 1, memory_order_acq_rel) - 1;
   if (unlikely(st == INVALID)) {                  /* last user of an invalidated region */
@@ -114,7 +113,7 @@ void pa_rc_put(pa_rc_t* c, pa_rc_region_t* r) {
     if (atomic_compare_exchange_strong(&r->state, &want, DEAD)) release_region(c, r);
     drain_locked(c);
     pthread_mutex_unlock(&c->mu);
-  } else if (unlikely(__atomic_load_n(c->pending, __ATOMIC_RELAXED) != 0) && pthread_mutex_trylock(&c->mu) == 0) {
+  } else if (unlikely(atomic_load_explicit(c->pending, RLX) != 0) && pthread_mutex_trylock(&c->mu) == 0) {
     /* Unmaps are queued: drain them now, so an idle cache does not keep their
        frames pinned until its next get. One load when nothing is queued; never
        waits (a thread holding the lock is draining or will drain). */
@@ -232,10 +231,10 @@ static void drain_locked(pa_rc_t* c) {
 
 static int frames_hash(pa_rc_t* c, uintptr_t a, size_t len, uint64_t* out) {
   uint64_t buf[512], h = 1469598103934665603ull;
-  size_t np = len / PG;
+  size_t np = len / PA_PAGE;
   for (size_t i = 0; i < np; i += 512) {
     size_t k = np - i < 512 ? np - i : 512;
-    int rc = pa_pagemap_pfns(c->pagemap_fd, (void*)(a + i * PG), k, buf);
+    int rc = pa_pagemap_pfns(c->pagemap_fd, (void*)(a + i * PA_PAGE), k, buf);
     if (rc < 0 && rc != -ENODATA) return rc;
     for (size_t j = 0; j < k; j++) h = (h ^ buf[j]) * 1099511628211ull;
   }
@@ -244,14 +243,12 @@ static int frames_hash(pa_rc_t* c, uintptr_t a, size_t len, uint64_t* out) {
 }
 
 static void say_stale(const pa_rc_region_t* r) {
-  char line[160];
-  static const char hex[] = "0123456789abcdef";
-  const char* pre = "pinarena regcache: STALE registration 0x";
+  char line[160], hex[24];
   size_t n = 0;
-  for (const char* p = pre; *p; p++) line[n++] = *p;
-  for (int sh = 44; sh >= 0; sh -= 4) line[n++] = hex[(r->addr >> sh) & 15];
-  const char* post = ": physical frames changed since registration (an invalidation was missed); entry dropped\n";
-  for (const char* p = post; *p && n < sizeof line; p++) line[n++] = *p;
+  const char* parts[] = { "pinarena regcache: STALE registration ", pa_fmt_hex_digits(hex, r->addr, 12),
+                          ": physical frames changed since registration (an invalidation was missed); entry dropped\n" };
+  for (size_t i = 0; i < 3; i++)
+    for (const char* p = parts[i]; *p && n < sizeof line; p++) line[n++] = *p;
   ssize_t w = write(2, line, n);
   (void)w;
 }
@@ -329,7 +326,7 @@ static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_regi
         nr->addr = ua; nr->len = len; nr->access = uacc; nr->handle = h; nr->lkey = lk; nr->rkey = rk;
         nr->frames = 0;
         if (c->verify) frames_hash(c, ua, len, &nr->frames);
-        atomic_store_explicit(&nr->last_use, __atomic_load_n(&c->clock, __ATOMIC_RELAXED), RLX);
+        atomic_store_explicit(&nr->last_use, atomic_load_explicit(&c->clock, RLX), RLX);
         atomic_store_explicit(&nr->state, 1, REL);          /* publish fields, then the index */
         c->live++;
         c->bytes += len;
@@ -411,7 +408,7 @@ void pa_rc_destroy(pa_rc_t* c) {
 void pa_rc_invalidate(pa_rc_t* c, const void* addr, size_t len) {
   pthread_mutex_lock(&c->mu);
   drain_locked(c);
-  invalidate_locked(c, (uintptr_t)addr & ~(PG - 1), (uintptr_t)addr + len);
+  invalidate_locked(c, (uintptr_t)addr & ~(PA_PAGE - 1), (uintptr_t)addr + len);
   pthread_mutex_unlock(&c->mu);
 }
 

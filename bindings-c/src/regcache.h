@@ -53,7 +53,7 @@
 #ifndef PA_REGCACHE_H
 #define PA_REGCACHE_H
 
-#include "export.h"
+#include "common.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -102,7 +102,7 @@ typedef struct pa_rc_s {
   /* read side */
   _Atomic uint64_t seq;
   _Atomic uint32_t n;
-  volatile uint64_t* pending;
+  _Atomic uint64_t* pending;
   int verify;
   _Atomic uintptr_t start[PA_RC_MAX_REGIONS];
   _Atomic uintptr_t maxend[PA_RC_MAX_REGIONS];
@@ -114,7 +114,7 @@ typedef struct pa_rc_s {
   pa_rc_ops_t ops;
   pa_rc_config_t cfg;
   int sink, pagemap_fd;
-  uint64_t clock;
+  _Atomic uint64_t clock;     /* advanced by put without mu (lossy, like the counters) */
   uint32_t free_head, live;
   uint64_t bytes, misses, evictions, invalidations, unwatched;
   pid_t owner;                /* the process whose registrations these are (a forked child's copy never deregisters) */

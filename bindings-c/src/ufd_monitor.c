@@ -15,7 +15,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define PG 4096ul
 
 static int ufd = -1, stop_fd = -1;
 static uint64_t reg_mode;
@@ -47,9 +46,9 @@ static void* monitor_main(void* arg) {
         pa_iv_post(m->arg.remap.to, m->arg.remap.to + m->arg.remap.len);
         break;
       case UFFD_EVENT_PAGEFAULT: {           /* MISSING mode: a dropped page was touched */
-        struct uffdio_zeropage z = { .range = { .start = m->arg.pagefault.address & ~(PG - 1), .len = PG } };
+        struct uffdio_zeropage z = { .range = { .start = m->arg.pagefault.address & ~(PA_PAGE - 1), .len = PA_PAGE } };
         if (ioctl(ufd, UFFDIO_ZEROPAGE, &z) < 0 && errno != EEXIST) {
-          struct uffdio_range w = { .start = z.range.start, .len = PG };
+          struct uffdio_range w = { .start = z.range.start, .len = PA_PAGE };
           ioctl(ufd, UFFDIO_WAKE, &w);
         }
         break;
@@ -107,7 +106,7 @@ const char* pa_ufd_mode(void) { return reg_mode == UFFDIO_REGISTER_MODE_WP ? "wp
 
 int pa_ufd_watch(const void* addr, size_t len) {
   if (!atomic_load(&active)) return -ENODEV;
-  uintptr_t a = (uintptr_t)addr & ~(PG - 1), e = ((uintptr_t)addr + len + PG - 1) & ~(PG - 1);
+  uintptr_t a = (uintptr_t)addr & ~(PA_PAGE - 1), e = ((uintptr_t)addr + len + PA_PAGE - 1) & ~(PA_PAGE - 1);
   struct uffdio_register r = { .range = { .start = a, .len = e - a }, .mode = reg_mode };
   if (ioctl(ufd, UFFDIO_REGISTER, &r) == 0) return 0;
   if (errno == EINVAL && reg_mode == UFFDIO_REGISTER_MODE_WP) {   /* e.g. a mapping type without WP */
@@ -119,7 +118,7 @@ int pa_ufd_watch(const void* addr, size_t len) {
 
 int pa_ufd_unwatch(const void* addr, size_t len) {
   if (!atomic_load(&active)) return -ENODEV;
-  uintptr_t a = (uintptr_t)addr & ~(PG - 1), e = ((uintptr_t)addr + len + PG - 1) & ~(PG - 1);
+  uintptr_t a = (uintptr_t)addr & ~(PA_PAGE - 1), e = ((uintptr_t)addr + len + PA_PAGE - 1) & ~(PA_PAGE - 1);
   struct uffdio_range r = { .start = a, .len = e - a };
   return ioctl(ufd, UFFDIO_UNREGISTER, &r) == 0 ? 0 : -errno;
 }

@@ -19,7 +19,7 @@
 #ifndef PA_UFD_MONITOR_H
 #define PA_UFD_MONITOR_H
 
-#include "export.h"
+#include "common.h"
 
 #include <stddef.h>
 

@@ -185,6 +185,38 @@ int pa_uring_register(pa_uring_t* u, const void* addr, size_t len, pa_uring_reg_
   return 0;
 }
 
+/* The iovecs of reg's pieces k0.. (at most PA_UPDATE_BATCH), empty or not. */
+static unsigned reg_pieces(const pa_uring_reg_t* reg, unsigned k0, int empty, struct iovec* iov) {
+  unsigned k = 0;
+  for (; k < PA_UPDATE_BATCH && k0 + k < reg->count; k++) {
+    size_t off = (size_t)(k0 + k) * PA_URING_PIECE_MAX, piece = reg->len - off;
+    if (piece > PA_URING_PIECE_MAX) piece = PA_URING_PIECE_MAX;
+    iov[k].iov_base = empty ? NULL : (char*)reg->addr + off;
+    iov[k].iov_len = empty ? 0 : piece;
+  }
+  return k;
+}
+
+int pa_uring_suspend(pa_uring_t* u, const pa_uring_reg_t* reg) {
+  struct iovec iov[PA_UPDATE_BATCH];
+  for (unsigned k0 = 0, k; k0 < reg->count; k0 += k) {
+    k = reg_pieces(reg, k0, 1, iov);
+    int rc = slots_update(u, reg->first + k0, iov, k);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+int pa_uring_resume(pa_uring_t* u, const pa_uring_reg_t* reg) {
+  struct iovec iov[PA_UPDATE_BATCH];
+  for (unsigned k0 = 0, k; k0 < reg->count; k0 += k) {
+    k = reg_pieces(reg, k0, 0, iov);
+    int rc = slots_update(u, reg->first + k0, iov, k);
+    if (rc != 0) { slots_clear(u, reg->first, reg->count); return rc; }
+  }
+  return 0;
+}
+
 int pa_uring_unregister(pa_uring_t* u, const pa_uring_reg_t* reg) {
   const unsigned first = reg->first, n = reg->count;
   if (n == 0 || first >= PA_URING_SLOTS || n > PA_URING_SLOTS - first) return -EINVAL;

@@ -66,6 +66,14 @@ int pa_uring_register(pa_uring_t* u, const void* addr, size_t len, pa_uring_reg_
  * (e.g. a double unregister). */
 int pa_uring_unregister(pa_uring_t* u, const pa_uring_reg_t* reg);
 
+/* Unpin a registration but keep its slots (empty) for it; resume pins the
+ * same range into the same slots again, so its indexes do not change.
+ * Resume returns -errno and frees the slots if the range cannot be pinned
+ * again. For fork (the shim): pinned pages are copied into the child while
+ * other threads write them; unpinned ones are shared copy-on-write. */
+int pa_uring_suspend(pa_uring_t* u, const pa_uring_reg_t* reg);
+int pa_uring_resume(pa_uring_t* u, const pa_uring_reg_t* reg);
+
 /* Slot that covers `addr` inside `reg`, or -EINVAL. An I/O must not cross
  * a piece boundary (every PA_URING_PIECE_MAX bytes from reg->addr). */
 int pa_uring_slot_for(const pa_uring_reg_t* reg, const void* addr, size_t len);

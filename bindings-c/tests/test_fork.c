@@ -30,7 +30,7 @@ static int child_exit_status(pid_t pid) {
 
 /* pinned (io_uring) chunk: fork, parent writes while the child lives, child checks its snapshot */
 static void fork_pinned(pa_backing_t backing) {
-  pa_chunk_t c;
+  pa_mapping_t c;
   int rc = pa_os_map_chunk(FK_LEN, &backing, 1, &c);
   if (rc != 0 && backing == PA_BACK_HUGETLB_2M)
     SKIP("no free 2 MiB hugepages (echo 512 > /proc/sys/vm/nr_hugepages)");
@@ -89,7 +89,7 @@ TEST(fork_pinned_hugetlb_parent_keeps_frames) { fork_pinned(PA_BACK_HUGETLB_2M);
    PARENT's write while the child lives moves the parent to new frames. */
 TEST(fork_mlock_only_parent_write_moves_frames) {
   const pa_backing_t k4 = PA_BACK_4K;
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(FK_LEN, &k4, 1, &c));
   CHECK(mlock(c.addr, c.size) == 0, "mlock");
   memset(c.addr, 'P', FK_LEN);
@@ -118,7 +118,7 @@ TEST(fork_mlock_only_parent_write_moves_frames) {
 /* The alternative, MADV_DONTFORK: the child has no mapping at all there. */
 TEST(fork_dontfork_child_cannot_read) {
   const pa_backing_t k4 = PA_BACK_4K;
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(FK_LEN, &k4, 1, &c));
   CHECK(madvise(c.addr, c.size, MADV_DONTFORK) == 0, "madvise(MADV_DONTFORK)");
   memset(c.addr, 'P', FK_LEN);
@@ -139,14 +139,14 @@ TEST(fork_dontfork_child_cannot_read) {
    space, nothing copied) still works. */
 TEST(fork_pinned_hugetlb_empty_pool_fork_fails) {
   const pa_backing_t h = PA_BACK_HUGETLB_2M;
-  pa_chunk_t c;
+  pa_mapping_t c;
   if (pa_os_map_chunk(FK_LEN, &h, 1, &c) != 0)
     SKIP("no free 2 MiB hugepages (echo 512 > /proc/sys/vm/nr_hugepages)");
   pa_uring_t u;
   tu_uring(&u);
   pa_uring_reg_t r;
   CHECK_OK("io_uring_register", pa_uring_register(&u, c.addr, c.size, &r));
-  static pa_chunk_t held[64];
+  static pa_mapping_t held[64];
   size_t nheld = 0;
   for (size_t n = PA_GiB; n >= 2 * PA_MiB && nheld < 64; n /= 2)   /* take the rest of the pool */
     while (nheld < 64 && pa_os_map_chunk(n, &h, 1, &held[nheld]) == 0) nheld++;

@@ -78,7 +78,7 @@ TEST(hazard_malloc_free_malloc_goes_stale) {
 TEST(hazard_pinarena_chunk_stays_fresh) {
   pa_uring_t u;
   tu_uring(&u);
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(HZ_LEN, NULL, 0, &c));
   pa_uring_reg_t r;
   CHECK_OK("io_uring_register", pa_uring_register(&u, c.addr, c.size, &r));   /* once */

@@ -48,7 +48,7 @@ TEST(memlock_rlimit_exhaustion_and_vmpin) {
   pa_uring_t u;
   tu_uring(&u);                                  /* created without CAP_IPC_LOCK: pins are accounted */
   const pa_backing_t k4 = PA_BACK_4K;
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(32 * PA_MiB, &k4, 1, &c));
   const uint64_t pin0 = tu_status_kb("VmPin");
   pa_uring_reg_t regs[ML_MAX];
@@ -100,7 +100,7 @@ TEST(memlock_rlimit_exhaustion_and_vmpin) {
 
 TEST(mlock_vmlck_up_and_down) {
   const pa_backing_t k4 = PA_BACK_4K;
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(16 * PA_MiB, &k4, 1, &c));
   const uint64_t l0 = tu_status_kb("VmLck");
   CHECK_OK("mlock", pa_mlock_register(c.addr, 8 * PA_MiB));

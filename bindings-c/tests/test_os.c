@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static void check_chunk_basics(const pa_chunk_t* c) {
+static void check_chunk_basics(const pa_mapping_t* c) {
   CHECK(((uintptr_t)c->addr % c->size) == 0, "chunk %p not aligned to %zu", c->addr, c->size);
   volatile char* p = c->addr;
   p[0] = 1; p[c->size - 1] = 2;
@@ -17,7 +17,7 @@ TEST(os_chunk_hugetlb_2m) {
   uint64_t free2m = tu_hugetlb_free(2048);
   if (free2m < 4) SKIP("only %llu free 2 MiB hugepages (reserve them: echo 512 > /proc/sys/vm/nr_hugepages)",
                        (unsigned long long)free2m);
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(2 * PA_MiB, NULL, 0, &c));
   check_chunk_basics(&c);
   pa_vma_info_t v;
@@ -28,7 +28,7 @@ TEST(os_chunk_hugetlb_2m) {
         (unsigned long long)free2m);
   CHECK(v.kernel_page_kb == 2048 && c.page_size == 2 * PA_MiB, "KernelPageSize %llu kB, reported %zu",
         (unsigned long long)v.kernel_page_kb, c.page_size);
-  pa_chunk_t d;   /* 8 MiB: four hugepages, populated */
+  pa_mapping_t d;   /* 8 MiB: four hugepages, populated */
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(8 * PA_MiB, NULL, 0, &d));
   check_chunk_basics(&d);
   CHECK(d.backing == PA_BACK_HUGETLB_2M && d.page_size == 2 * PA_MiB, "8 MiB chunk got %s/%zu",
@@ -39,7 +39,7 @@ TEST(os_chunk_hugetlb_2m) {
 
 /* Force "no free hugepages" by holding the whole pool ourselves, then ask again. */
 TEST(os_chunk_hugetlb_fallback) {
-  static pa_chunk_t held[64];
+  static pa_mapping_t held[64];
   size_t nheld = 0;
   const pa_backing_t only2m[] = { PA_BACK_HUGETLB_2M };
   uint64_t start_free = tu_hugetlb_free(2048);
@@ -56,7 +56,7 @@ TEST(os_chunk_hugetlb_fallback) {
        (unsigned long long)start_free, (unsigned long long)tu_hugetlb_free(2048));
   CHECK(tu_hugetlb_free(2048) == 0, "could not drain the hugetlb pool");
 
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_ERR(pa_os_map_chunk(2 * PA_MiB, only2m, 1, &c), ENOMEM);  /* hugetlb only: refused */
 
   /* default list: falls back to THP */
@@ -74,7 +74,7 @@ TEST(os_chunk_hugetlb_fallback) {
 
   /* hugetlb then 4k: falls to 4k */
   const pa_backing_t to4k[] = { PA_BACK_HUGETLB_2M, PA_BACK_4K };
-  pa_chunk_t d;
+  pa_mapping_t d;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(4 * PA_MiB, to4k, 2, &d));
   CHECK_OK("pa_os_vma_info", pa_os_vma_info(d.addr, &v));
   CHECK(d.backing == PA_BACK_4K && d.page_size == 4096 && v.kernel_page_kb == 4 && v.anon_huge_kb == 0,
@@ -89,7 +89,7 @@ TEST(os_chunk_hugetlb_fallback) {
 /* THP: report what we got and check it against /proc/kpageflags, page by page. */
 TEST(os_chunk_thp) {
   const pa_backing_t thp[] = { PA_BACK_THP };
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(16 * PA_MiB, thp, 1, &c));
   check_chunk_basics(&c);
   pa_vma_info_t v;
@@ -117,7 +117,7 @@ TEST(os_chunk_thp) {
 
 TEST(os_chunk_4k) {
   const pa_backing_t k4[] = { PA_BACK_4K };
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(8 * PA_MiB, k4, 1, &c));
   check_chunk_basics(&c);
   pa_vma_info_t v;
@@ -133,7 +133,7 @@ TEST(os_chunk_alignment) {
   const pa_backing_t lists[][1] = { { PA_BACK_4K }, { PA_BACK_THP } };
   for (size_t l = 0; l < 2; l++)
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-      pa_chunk_t c;
+      pa_mapping_t c;
       CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(sizes[i], lists[l], 1, &c));
       check_chunk_basics(&c);
       pa_os_unmap_chunk(&c);
@@ -141,13 +141,13 @@ TEST(os_chunk_alignment) {
   if (tu_hugetlb_free(2048) >= 4) {
     const pa_backing_t h[] = { PA_BACK_HUGETLB_2M };
     for (size_t n = 2 * PA_MiB; n <= 8 * PA_MiB; n *= 2) {
-      pa_chunk_t c;
+      pa_mapping_t c;
       CHECK_OK("mmap hugetlb", pa_os_map_chunk(n, h, 1, &c));
       check_chunk_basics(&c);
       pa_os_unmap_chunk(&c);
     }
   }
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_ERR(pa_os_map_chunk(0, NULL, 0, &c), EINVAL);
   CHECK_ERR(pa_os_map_chunk(PA_MiB, NULL, 0, &c), EINVAL);
   CHECK_ERR(pa_os_map_chunk(3 * PA_MiB, NULL, 0, &c), EINVAL);
@@ -166,7 +166,7 @@ TEST(os_chunk_hugetlb_1g) {
     }
     raised = 1;
   }
-  pa_chunk_t c;
+  pa_mapping_t c;
   int rc = pa_os_map_chunk(PA_GiB, NULL, 0, &c);
   pa_vma_info_t v;
   memset(&v, 0, sizeof(v));

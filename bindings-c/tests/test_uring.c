@@ -12,7 +12,7 @@ TEST(uring_register_write_fixed_roundtrip) {
   pa_uring_t u;
   tu_uring(&u);
   const pa_backing_t k4[] = { PA_BACK_4K };
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(4 * PA_MiB, k4, 1, &c));
   pa_uring_reg_t r;
   CHECK_OK("io_uring_register", pa_uring_register(&u, c.addr, c.size, &r));
@@ -73,7 +73,7 @@ TEST(uring_unregister_frees_slots_for_reuse) {
   pa_uring_t u;
   tu_uring(&u);
   const pa_backing_t k4[] = { PA_BACK_4K };
-  pa_chunk_t c;
+  pa_mapping_t c;
   CHECK_OK("pa_os_map_chunk", pa_os_map_chunk(8 * PA_MiB, k4, 1, &c));
   char* p = c.addr;
   pa_uring_reg_t a, b, d, e;
@@ -135,7 +135,7 @@ TEST(uring_register_cost_per_backing) {
   const size_t len = 256 * PA_MiB;
   const pa_backing_t order[] = { PA_BACK_4K, PA_BACK_THP, PA_BACK_HUGETLB_2M };
   for (size_t i = 0; i < 3; i++) {
-    pa_chunk_t c;
+    pa_mapping_t c;
     int rc = pa_os_map_chunk(len, &order[i], 1, &c);
     if (rc != 0) { NOTE("%s: not available (%s)", pa_backing_name(order[i]), pa_errno_name(-rc)); continue; }
     pa_uring_reg_t r;

@@ -65,7 +65,7 @@ static const int ACCESS_ALL = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 
 /* Two chunks registered once each; buffers carved from them at several offsets and sizes. */
 static int cmd_data(rdma_pair_t* p) {
-  pa_chunk_t src_chunk, dst_chunk;
+  pa_mapping_t src_chunk, dst_chunk;
   if (pa_os_map_chunk(8 * PA_MiB, NULL, 0, &src_chunk) || pa_os_map_chunk(8 * PA_MiB, NULL, 0, &dst_chunk)) {
     fail("data", "could not map chunks");
     return 1;
@@ -141,7 +141,7 @@ static uint64_t frame_of(const void* addr) {
 }
 
 static int cmd_hazard(rdma_pair_t* p) {
-  pa_chunk_t dst_chunk;
+  pa_mapping_t dst_chunk;
   if (pa_os_map_chunk(2 * PA_MiB, NULL, 0, &dst_chunk)) { fail("hazard", "could not map the receive chunk"); return 1; }
   struct ibv_mr* dst_mr = ibv_reg_mr(p->pd, dst_chunk.addr, dst_chunk.size, ACCESS_ALL);
   if (!dst_mr) { fail("ibv_reg_mr", strerror(errno)); return 1; }
@@ -180,7 +180,7 @@ static int cmd_hazard(rdma_pair_t* p) {
   free(second);
 
   /* (b) a chunk registered once; "free" keeps it, the next allocation reuses it in place. */
-  pa_chunk_t chunk;
+  pa_mapping_t chunk;
   if (pa_os_map_chunk(HAZARD_BYTES, NULL, 0, &chunk)) { fail("hazard (b)", "could not map a chunk"); return 1; }
   struct ibv_mr* chunk_mr = ibv_reg_mr(p->pd, chunk.addr, chunk.size, ACCESS_ALL);
   if (!chunk_mr) { fail("ibv_reg_mr (chunk)", strerror(errno)); return 1; }
@@ -218,7 +218,7 @@ static int cmd_cost(rdma_pair_t* p, size_t max_mib, int reps) {
   for (int b = 0; b < 2; b++) {
     for (size_t len = 4 * PA_KiB; len <= max; len *= 4) {
       size_t chunk_size = len < PA_CHUNK_MIN ? PA_CHUNK_MIN : len;
-      pa_chunk_t chunk;
+      pa_mapping_t chunk;
       if (pa_os_map_chunk(chunk_size, b == 0 ? small : huge, 1, &chunk)) {
         printf("verbs,%s,%zu,0,,,,could not map\n", b == 0 ? "4k" : "hugetlb-2m", len);
         continue;

@@ -1,7 +1,10 @@
 /* shim_probe.c — run under LD_PRELOAD=libpinarena.so: allocate `MiB` in
  * 1 MiB blocks, print the registration of each (through pinarena.h, found
  * with dlsym so the probe runs without the shim too), then the stats line.
- *   pinarena-shim-probe MiB [verbs]
+ *   pinarena-shim-probe MiB [verbs | reopen-stderr FILE]
+ * With "reopen-stderr": close fd 2 after the first allocation and open FILE
+ * in its place (a program reusing the number for data), write "probe data"
+ * into it, then allocate.
  * With "verbs": open the first RDMA device, allocate a PD, adopt it with
  * pinarena_set_pd and check that the keys of a malloc'ed buffer belong to it
  * (an ibv_post_send-free check: the lkey must differ from none). */
@@ -9,6 +12,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +45,13 @@ int main(int argc, char** argv) {
     printf("probe: set_pd=%d pd_adopted=%s early_lookup=%d backend=%d lkey=%u rkey=%u\n", rc,
            get_pd() == pd ? "yes" : "no", lr, r.backend, r.lkey, r.rkey);
     if (rc != 0 || get_pd() != pd || lr != 0 || r.backend != PINARENA_BACKEND_VERBS) return 5;
+  }
+  if (argc > 3 && strcmp(argv[2], "reopen-stderr") == 0) {
+    free(malloc(100));                                 /* the shim is running */
+    close(2);
+    int fd = open(argv[3], O_WRONLY | O_APPEND);
+    if (fd != 2) { printf("probe: reopened stderr as %d\n", fd); return 6; }
+    if (write(2, "probe data\n", 11) != 11) return 7;
   }
   int reg = 0, unreg = 0;
   for (size_t i = 0; i < mib; i++) {

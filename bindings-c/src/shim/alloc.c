@@ -7,20 +7,34 @@
 #include <errno.h>
 #include <string.h>
 
-PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
 
 /* ---------------------------------------------------------------------------
    Fast path
 --------------------------------------------------------------------------- */
+
+/* span_pop of a block that failed the fast test: its mark (abort), or a
+ * link out of its slice (pa_link_far: checked against the span). */
+static PA_NOINLINE void* span_pop_checked(pa_span_t* s, pa_block_t* b) {
+  if ((b->mark ^ pa_free_mark(b)) > 1) pa_free_list_corrupt(b);
+  s->free = pa_link_next(s, b);
+  b->mark = 0;
+  s->used++;
+  return b;
+}
 
 /* No malloc counter here: the count of small mallocs is derived from
  * `used` (see pa_heap_t, pa_small_counts). */
 static inline void* span_pop(pa_span_t* s) {
   pa_block_t* b = s->free;
   /* every listed block carries its mark: one without it was taken before
-     (a second copy, freed twice) or written after free (free.c) */
-  if (unlikely((b->mark ^ pa_free_mark(b)) > 1)) pa_free_list_corrupt(b);   /* local or remote mark */
-  pa_block_t* next = b->next;
+     (a second copy, freed twice) or written after free (free.c); and its
+     link is checked before anyone follows it (pa_link_next). Both tests
+     in one branch; the rare rest (a damaged block, a link into another
+     slice of a bigger span) is a tail call, so the fast path needs no
+     frame */
+  uintptr_t mark = b->mark ^ pa_free_mark(b);            /* 0 or 1: local or remote mark */
+  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.link ^ (uintptr_t)b);
+  if (unlikely(pa_pop_suspect(mark, b, next))) return span_pop_checked(s, b);
   s->free = next;
   /* the next malloc of this class reads that block's line: start loading
      it now, while the caller works (a prefetch of NULL is harmless) */
@@ -44,7 +58,7 @@ PA_HIDDEN void* pa_malloc(size_t n) {
 }
 
 /* The exported name is the fast path itself (no call in between). */
-PA_API void* malloc(size_t n) __attribute__((alias("pa_malloc")));
+PA_EXPORT void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 
 /* ---------------------------------------------------------------------------
    Slow path: spans of a size class
@@ -67,14 +81,14 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   pa_block_t* tail = head;
   size_t n = 1, most = pa_span_capacity(s);
   pa_check_remote_block(tail);           /* before following its link */
-  while (tail->next != NULL) {
-    tail = tail->next;
+  for (pa_block_t* next; (next = pa_link_next(s, tail)) != NULL;) {
+    tail = next;
     pa_check_remote_block(tail);
     if (unlikely(++n > most)) pa_free_list_corrupt(tail);
   }
   /* more blocks back than out: a block on both this list and the local one */
   if (unlikely(n > (s->used & ~PA_USED_FULL))) pa_free_list_corrupt(head);
-  tail->next = s->free;
+  pa_link_set(tail, s->free);
   s->free = head;
   s->used -= (uint32_t)n;
   s->heap->n_collected += n;       /* the owner's own heap: owner only */
@@ -93,10 +107,10 @@ static void span_extend(pa_span_t* s) {
   pa_block_t* first = (pa_block_t*)bump;
   char* p = bump;
   for (size_t i = 1; i < n; i++, p += bs) {
-    ((pa_block_t*)p)->next = (pa_block_t*)(p + bs);
+    pa_link_set((pa_block_t*)p, (pa_block_t*)(p + bs));
     ((pa_block_t*)p)->mark = pa_free_mark(p);
   }
-  ((pa_block_t*)p)->next = s->free;
+  pa_link_set((pa_block_t*)p, s->free);
   ((pa_block_t*)p)->mark = pa_free_mark(p);
   s->free = first;
   atomic_store_explicit(&s->bump, bump + n * bs, memory_order_relaxed);
@@ -143,6 +157,7 @@ PA_HIDDEN void pa_span_unfull(pa_heap_t* h, pa_span_t* s) {
 static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   size_t bs = pa_class_size[cls];
   size_t bytes = (4 * bs + PA_SLICE - 1) & ~(PA_SLICE - 1);      /* one slice, or room for 4 blocks */
+  pa_reclaim_orphans_if_freed();             /* memory freed into dead threads' heaps first */
   pa_span_t* s = pa_span_alloc(bytes >> PA_SLICE_SHIFT, 0);
   if (s == NULL) return NULL;
   s->kind = PA_SPAN_SMALL;
@@ -150,6 +165,15 @@ static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   s->bsize = (uint32_t)bs;
   s->divm = UINT64_MAX / bs + 1;             /* see block_in_span (free.c) */
   s->heap = h;
+  if (unlikely(s->scar)) {
+    /* A large object started here once. Its pointer may still be freed by
+       mistake (a stale free); were a small block to start at the same
+       address, that free would free a live block and malloc would hand it
+       out twice. Blocks begin one block in: the stale pointer lies before
+       the span's first block and free rejects it as invalid. */
+    s->start += bs;
+    atomic_store_explicit(&s->bump, s->start, memory_order_relaxed);
+  }
   pa_queue_push_front(h, s);
   return s;
 }
@@ -199,6 +223,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   if (n <= pa_opts.chunk_size / 2 && align <= pa_opts.chunk_size / 4) {
     size_t ns = (n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
     if (ns == 0) ns = 1;                 /* a zero-byte aligned request still owns its slice */
+    pa_reclaim_orphans_if_freed();
     pa_span_t* s = pa_span_alloc(ns, align);
     if (s == NULL) return NULL;
     s->kind = PA_SPAN_LARGE;
@@ -206,7 +231,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
     atomic_fetch_add(&pa_gstats.large_allocs, 1);
     return s->obj;
   }
-  pa_chunk* c = pa_huge_alloc(n, align, 0);
+  pa_chunk_t* c = pa_huge_alloc(n, align, 0);
   return c ? c->huge_obj : NULL;
 }
 

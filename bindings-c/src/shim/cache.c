@@ -22,7 +22,7 @@ _Static_assert(offsetof(pinarena_cache_region_t, handle) == offsetof(pa_rc_regio
 
 struct pinarena_cache { pa_rc_t rc; };
 
-PA_API int pinarena_cache_open(const pinarena_cache_ops_t* ops, size_t max_regions, size_t max_bytes, int flags,
+PA_EXPORT int pinarena_cache_open(const pinarena_cache_ops_t* ops, size_t max_regions, size_t max_bytes, int flags,
                                pinarena_cache_t** out) {
   if (ops == NULL || ops->reg == NULL || ops->dereg == NULL || out == NULL) return -EINVAL;
   /* raw: a fresh anonymous mapping, nothing to invalidate */
@@ -40,13 +40,13 @@ PA_API int pinarena_cache_open(const pinarena_cache_ops_t* ops, size_t max_regio
   return 0;
 }
 
-PA_API void pinarena_cache_close(pinarena_cache_t* c) {
+PA_EXPORT void pinarena_cache_close(pinarena_cache_t* c) {
   if (c == NULL) return;
   pa_rc_destroy(&c->rc);
   syscall(SYS_munmap, c, sizeof(pinarena_cache_t));   /* never registered: raw */
 }
 
-PA_API int pinarena_cache_get(pinarena_cache_t* c, const void* addr, size_t length, int access,
+PA_EXPORT int pinarena_cache_get(pinarena_cache_t* c, const void* addr, size_t length, int access,
                               const pinarena_cache_region_t** out) {
   pa_rc_region_t* r = NULL;
   int rc = pa_rc_get(&c->rc, addr, length, access, &r);
@@ -54,15 +54,15 @@ PA_API int pinarena_cache_get(pinarena_cache_t* c, const void* addr, size_t leng
   return rc;
 }
 
-PA_API void pinarena_cache_put(pinarena_cache_t* c, const pinarena_cache_region_t* r) {
+PA_EXPORT void pinarena_cache_put(pinarena_cache_t* c, const pinarena_cache_region_t* r) {
   pa_rc_put(&c->rc, (pa_rc_region_t*)(uintptr_t)r);
 }
 
-PA_API void pinarena_cache_invalidate(pinarena_cache_t* c, const void* addr, size_t length) {
+PA_EXPORT void pinarena_cache_invalidate(pinarena_cache_t* c, const void* addr, size_t length) {
   pa_rc_invalidate(&c->rc, addr, length);
 }
 
-PA_API void pinarena_cache_stats(pinarena_cache_t* c, pinarena_cache_stats_t* out) {
+PA_EXPORT void pinarena_cache_stats(pinarena_cache_t* c, pinarena_cache_stats_t* out) {
   pa_rc_stats_t s;
   pa_rc_stats(&c->rc, &s);
   out->gets = s.gets; out->hits = s.hits; out->misses = s.misses; out->evictions = s.evictions;
@@ -70,4 +70,4 @@ PA_API void pinarena_cache_stats(pinarena_cache_t* c, pinarena_cache_stats_t* ou
   out->regions = s.regions; out->bytes_pinned = s.bytes_pinned;
 }
 
-PA_API const char* pinarena_cache_sources(void) { return pa_rc_sources(); }
+PA_EXPORT const char* pinarena_cache_sources(void) { return pa_rc_sources(); }

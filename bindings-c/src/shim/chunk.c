@@ -31,9 +31,9 @@
 #include <string.h>
 
 PA_HIDDEN pthread_mutex_t pa_chunk_lock = PTHREAD_MUTEX_INITIALIZER;
-PA_HIDDEN pa_chunk* pa_chunks;
-PA_HIDDEN pa_chunk* pa_huge_chunks;   /* free huge chunks, by next_free */
-PA_HIDDEN pa_chunk* pa_huge_all;      /* every huge chunk, by next */
+PA_HIDDEN pa_chunk_t* pa_chunks;
+PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks, by next_free */
+PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk, by next */
 PA_HIDDEN _Atomic(uint8_t)* pa_table;
 PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
 PA_HIDDEN pa_gstats_t pa_gstats;
@@ -48,10 +48,10 @@ static unsigned log2_ceil(size_t x) {
  * The span table only has entries for regular chunks (it is 0 everywhere
  * else), so a huge chunk's granules leave it alone: a reservation of many
  * GiB touches one table byte per 2 MiB, not eight. */
-static void table_set(pa_chunk* c, size_t size, uint8_t shift, int regular) {
+static void table_set(pa_chunk_t* c, size_t size, uint8_t shift, int regular) {
   uintptr_t g0 = (uintptr_t)c >> PA_TABLE_SHIFT, g1 = ((uintptr_t)c + size) >> PA_TABLE_SHIFT;
   for (uintptr_t g = g0; g < g1; g++) {
-    if (regular) {
+    if (regular && pa_free_fast_mask != ~(uintptr_t)0) {
       /* the span descriptors of the granule's first slice: free's fast path adds the slice's index */
       uintptr_t first = shift != 0 ? (uintptr_t)&c->spans[((g - g0) << PA_TABLE_SHIFT) >> PA_SLICE_SHIFT] : 0;
       atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
@@ -60,11 +60,11 @@ static void table_set(pa_chunk* c, size_t size, uint8_t shift, int regular) {
   }
 }
 
-PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
+PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
 
 /* The mapping of one chunk: lazily populated, except regular chunks from
  * the hugetlb pool when PINARENA_PAGES=hugetlb asked for it. */
-static int chunk_map(size_t size, uint8_t kind, pa_chunk_t* os) {
+static int chunk_map(size_t size, uint8_t kind, pa_mapping_t* os) {
   if (kind == PA_CHUNK_REGULAR && pa_opts.pages == PA_PAGES_HUGETLB)
     return pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, os);
   pa_backing_t b = pa_opts.pages == PA_PAGES_THP ? PA_BACK_THP : PA_BACK_4K;
@@ -74,8 +74,8 @@ static int chunk_map(size_t size, uint8_t kind, pa_chunk_t* os) {
 }
 
 /* Map and set up one chunk. No lock held: registration may call malloc. */
-static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
-  pa_chunk_t os;
+static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
+  pa_mapping_t os;
   int saved = errno;
   int rc = chunk_map(size, kind, &os);
   errno = saved;                       /* fallbacks (hugetlb -> thp) are not the caller's error */
@@ -84,14 +84,14 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
     errno = ENOMEM;
     return NULL;
   }
-  pa_chunk* c = (pa_chunk*)os.addr;   /* fresh, zero */
+  pa_chunk_t* c = (pa_chunk_t*)os.addr;   /* fresh, zero */
   c->magic = PA_CHUNK_MAGIC;
   c->shift = (uint8_t)log2_ceil(size);
   c->kind = kind;
   c->os = os;
   if (kind == PA_CHUNK_REGULAR) {
     size_t n = size >> PA_SLICE_SHIFT;
-    size_t hdr = sizeof(pa_chunk) + n * sizeof(pa_span_t);
+    size_t hdr = sizeof(pa_chunk_t) + n * sizeof(pa_span_t);
     c->slice_head = (uint16_t*)((char*)c + hdr);
     hdr += n * sizeof(uint16_t);
     c->nslices = (uint32_t)n;
@@ -123,9 +123,9 @@ static PA_COLD pa_chunk* chunk_new(size_t size, uint8_t kind) {
    Slice runs inside regular chunks (under pa_chunk_lock)
 --------------------------------------------------------------------------- */
 
-static inline int slice_used(const pa_chunk* c, size_t i) { return (int)((c->used_map[i / 64] >> (i % 64)) & 1); }
+static inline int slice_used(const pa_chunk_t* c, size_t i) { return (int)((c->used_map[i / 64] >> (i % 64)) & 1); }
 
-static long find_run(pa_chunk* c, size_t n, size_t align_slices) {
+static long find_run(pa_chunk_t* c, size_t n, size_t align_slices) {
   if (c->free_slices < n) return -1;
   size_t i = c->hdr_slices;
   if (align_slices > 1) i = (i + align_slices - 1) & ~(align_slices - 1);
@@ -139,7 +139,7 @@ static long find_run(pa_chunk* c, size_t n, size_t align_slices) {
   return -1;
 }
 
-static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
+static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n) {
   for (size_t k = i; k < i + n; k++) {
     c->used_map[k / 64] |= 1ULL << (k % 64);
     c->slice_head[k] = (uint16_t)i;
@@ -147,7 +147,9 @@ static pa_span_t* take_run(pa_chunk* c, size_t i, size_t n) {
   }
   c->free_slices -= (uint32_t)n;
   pa_span_t* s = &c->spans[i];
+  uint8_t scar = s->scar;              /* outlives every use of the slice */
   memset(s, 0, sizeof(*s));
+  s->scar = scar;
   s->check = PA_SPAN_CHECK;
   s->nslices = (uint32_t)n;
   s->start = (char*)c + (i << PA_SLICE_SHIFT);
@@ -162,7 +164,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
   size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
   pthread_mutex_lock(&pa_chunk_lock);
   for (;;) {
-    for (pa_chunk* c = pa_chunks; c != NULL; c = c->next) {
+    for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
       long i = find_run(c, n, as);
       if (i >= 0) {
         pa_span_t* s = take_run(c, (size_t)i, n);
@@ -178,7 +180,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
     size_t size = pa_opts.chunk_size;
     if (small_made < 2 && (n + as) << PA_SLICE_SHIFT <= pa_opts.chunk_first / 2) { size = pa_opts.chunk_first; small_made++; }
     pthread_mutex_unlock(&pa_chunk_lock);
-    pa_chunk* c = chunk_new(size, PA_CHUNK_REGULAR);
+    pa_chunk_t* c = chunk_new(size, PA_CHUNK_REGULAR);
     if (c == NULL) return NULL;
     pthread_mutex_lock(&pa_chunk_lock);
     c->next = pa_chunks;               /* newest first: it has the most room */
@@ -187,7 +189,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
 }
 
 PA_HIDDEN void pa_span_release(pa_span_t* s) {
-  pa_chunk* c = pa_chunk_of(s);
+  pa_chunk_t* c = pa_chunk_of(s);
   pthread_mutex_lock(&pa_chunk_lock);
   size_t i = (size_t)(s - c->spans), n = s->nslices;
   s->kind = PA_SPAN_FREE;
@@ -211,7 +213,7 @@ PA_HIDDEN void pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* rem
   for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) { f += h->n_free; m += h->n_collected; r += h->n_remote; }
   m += f;
   pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk* c = pa_chunks; c != NULL; c = c->next)
+  for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next)
     for (size_t i = c->hdr_slices; i < c->nslices; i++)
       if (c->spans[i].kind == PA_SPAN_SMALL) m += c->spans[i].used & ~PA_USED_FULL;
   pthread_mutex_unlock(&pa_chunk_lock);
@@ -220,7 +222,7 @@ PA_HIDDEN void pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* rem
 
 /* Grow a large span in place when the slices after it are free. */
 PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
-  pa_chunk* c = pa_chunk_of(s);
+  pa_chunk_t* c = pa_chunk_of(s);
   int ok = 0;
   pthread_mutex_lock(&pa_chunk_lock);
   size_t i = (size_t)(s - c->spans), old = s->nslices;
@@ -247,7 +249,7 @@ PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
    Huge objects: a chunk each, kept for reuse
 --------------------------------------------------------------------------- */
 
-_Static_assert(sizeof(pa_chunk) <= PA_HUGE_HDR, "a huge chunk header must fit before the object");
+_Static_assert(sizeof(pa_chunk_t) <= PA_HUGE_HDR, "a huge chunk header must fit before the object");
 
 #define PAGE_ROUND(x) (((x) + 4095) & ~(size_t)4095)
 
@@ -261,11 +263,11 @@ _Static_assert(sizeof(pa_chunk) <= PA_HUGE_HDR, "a huge chunk header must fit be
  * to the object's own power of two. */
 #define PA_HUGE_ROOM_SHIFT 4
 
-static pa_chunk* huge_new(unsigned sh) {
+static pa_chunk_t* huge_new(unsigned sh) {
   unsigned want = sh + PA_HUGE_ROOM_SHIFT;
   if (want >= PA_ADDR_BITS - 2) want = PA_ADDR_BITS - 2;
   for (unsigned s = want; s + 1 > sh; s--) {
-    pa_chunk* c = chunk_new((size_t)1 << s, PA_CHUNK_HUGE);
+    pa_chunk_t* c = chunk_new((size_t)1 << s, PA_CHUNK_HUGE);
     if (c != NULL) return c;
   }
   return NULL;
@@ -274,24 +276,24 @@ static pa_chunk* huge_new(unsigned sh) {
 /* The free huge chunk that serves `need` bytes touching the fewest new
  * pages (the most already-dirty memory reused), smallest capacity first
  * among equals. pa_chunk_lock held. */
-static pa_chunk* huge_take_free(size_t need) {
-  pa_chunk **best = NULL;
+static pa_chunk_t* huge_take_free(size_t need) {
+  pa_chunk_t **best = NULL;
   size_t best_new = SIZE_MAX, best_cap = SIZE_MAX;
-  for (pa_chunk** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
-    pa_chunk* f = *pp;
+  for (pa_chunk_t** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
+    pa_chunk_t* f = *pp;
     size_t cap = (size_t)1 << f->shift;
     if (cap < need) continue;
     size_t fresh = need > f->huge_dirty ? need - f->huge_dirty : 0;
     if (fresh < best_new || (fresh == best_new && cap < best_cap)) { best = pp; best_new = fresh; best_cap = cap; }
   }
   if (best == NULL) return NULL;
-  pa_chunk* c = *best;
+  pa_chunk_t* c = *best;
   *best = c->next_free;
   c->next_free = NULL;
   return c;
 }
 
-PA_HIDDEN size_t pa_huge_extent(const pa_chunk* c) {
+PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c) {
   uintptr_t obj = (uintptr_t)c->huge_obj;
   return PAGE_ROUND((size_t)(obj - (uintptr_t)c) + (c->huge_req ? c->huge_req : 1));
 }
@@ -299,7 +301,7 @@ PA_HIDDEN size_t pa_huge_extent(const pa_chunk* c) {
 /* A chunk taken off the free list (or new) is out of trim's reach: trim
  * only releases chunks on the free list, under pa_chunk_lock, so nothing
  * here races with it. */
-PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh) {
+PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
   /* the object starts after the header page, or at the first multiple of
      align; even a zero-byte object owns a byte (its page) inside the chunk */
   size_t need = (align > PA_HUGE_HDR ? align : PA_HUGE_HDR) + (size ? size : 1);
@@ -308,7 +310,7 @@ PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh) {
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
   if (sh >= PA_ADDR_BITS - 2) { errno = ENOMEM; return NULL; }
   /* fresh: the target of pa_huge_move, whose pages must be untouched */
-  pa_chunk* c = NULL;
+  pa_chunk_t* c = NULL;
   if (!fresh) {
     pthread_mutex_lock(&pa_chunk_lock);
     c = huge_take_free(need);
@@ -336,7 +338,7 @@ PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh) {
 
 /* The live object of c (the caller's) to n bytes, in place when it fits
  * the chunk's capacity. */
-PA_HIDDEN int pa_huge_resize(pa_chunk* c, size_t n) {
+PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
   size_t off = (size_t)((uintptr_t)c->huge_obj - (uintptr_t)c);
   if (n > ((size_t)1 << c->shift) - off) return -1;
   c->huge_req = n;
@@ -355,10 +357,10 @@ PA_HIDDEN int pa_huge_resize(pa_chunk* c, size_t n) {
  * the object starts right after the header. c is retired: out of the owner
  * table and the lists, its registration gone, its header page kept (never
  * handed out, so never the program's to register). NULL: not moved. */
-PA_HIDDEN void* pa_huge_move(pa_chunk* c, size_t n) {
+PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   char* obj = c->huge_obj;
   if (obj != (char*)c + PA_HUGE_HDR || c->huge_dirty > pa_huge_extent(c)) return NULL;
-  pa_chunk* d = pa_huge_alloc(n, PA_ALIGN_MIN, 1);
+  pa_chunk_t* d = pa_huge_alloc(n, PA_ALIGN_MIN, 1);
   if (d == NULL) return NULL;
   size_t len = pa_huge_extent(c) - PA_HUGE_HDR;
   size_t cap = (size_t)1 << c->shift;
@@ -367,7 +369,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk* c, size_t n) {
   if (pa_os_move_pages(obj, len, d->huge_obj) != 0) { pa_huge_release(d); return NULL; }
   if (pa_opts.reg_eager) pa_register_cover(d, pa_huge_extent(d));   /* only now: d's pages are the moved ones */
   pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
+  for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
     if (*pp == c) { *pp = c->next; break; }
   pthread_mutex_unlock(&pa_chunk_lock);
   table_set(c, cap, 0, 0);
@@ -377,7 +379,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk* c, size_t n) {
   return d->huge_obj;
 }
 
-PA_HIDDEN void pa_huge_release(pa_chunk* c) {
+PA_HIDDEN void pa_huge_release(pa_chunk_t* c) {
   pthread_mutex_lock(&pa_chunk_lock);
   c->huge_obj = NULL;
   c->next_free = pa_huge_chunks;
@@ -391,16 +393,16 @@ PA_HIDDEN void pa_huge_release(pa_chunk* c) {
  * chunks on the free list (a huge chunk being handed out has left the list
  * under the lock before its object is set). */
 PA_HIDDEN size_t pa_trim_chunks(void) {
-  pa_chunk* victims = NULL;          /* chained by next_free */
+  pa_chunk_t* victims = NULL;          /* chained by next_free */
   pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk** pp = &pa_chunks; *pp != NULL;) {
-    pa_chunk* c = *pp;
+  for (pa_chunk_t** pp = &pa_chunks; *pp != NULL;) {
+    pa_chunk_t* c = *pp;
     if (c->free_slices == c->nslices - c->hdr_slices) { *pp = c->next; c->next_free = victims; victims = c; }
     else pp = &c->next;
   }
-  for (pa_chunk* f = pa_huge_chunks, *nf; f != NULL; f = nf) {
+  for (pa_chunk_t* f = pa_huge_chunks, *nf; f != NULL; f = nf) {
     nf = f->next_free;
-    for (pa_chunk** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
+    for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
       if (*pp == f) { *pp = f->next; break; }
     f->next_free = victims;
     victims = f;
@@ -409,13 +411,13 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
   pthread_mutex_unlock(&pa_chunk_lock);
   size_t total = 0;
   while (victims != NULL) {
-    pa_chunk* c = victims;
+    pa_chunk_t* c = victims;
     victims = c->next_free;
     size_t size = (size_t)1 << c->shift;
     pa_register_notify_release(c);   /* the application hears it first */
     pa_register_release(c);          /* then the pin goes */
     table_set(c, size, 0, c->kind == PA_CHUNK_REGULAR);
-    pa_chunk_t os = c->os;
+    pa_mapping_t os = c->os;
     if (c->kind == PA_CHUNK_HUGE) { atomic_fetch_sub(&pa_gstats.huge_chunks, 1); atomic_fetch_sub(&pa_gstats.huge_bytes, size); }
     else { atomic_fetch_sub(&pa_gstats.chunks, 1); atomic_fetch_sub(&pa_gstats.chunk_bytes, size); }
     int saved = errno;

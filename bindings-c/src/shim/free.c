@@ -69,8 +69,28 @@ PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_list_corrupt(const void
   pa_fatal_ptr("malloc(): double free (or a write after free) detected for pointer", b);
 }
 
+PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_link_corrupt(const void* b) {
+  pa_fatal_ptr("malloc(): corrupted free list (an overflow or a write after free) at the free block", b);
+}
+
+/* pa_link_next's slow half: the link leaves b's slice. NULL (the end of the
+ * list) or a block address inside the span; anything else aborts. */
+PA_HIDDEN PA_COLD pa_block_t* pa_link_far(const pa_span_t* s, const pa_block_t* b) {
+  pa_block_t* next = pa_link_raw(b);
+  if (next == NULL || (uintptr_t)next - (uintptr_t)s->start < (uintptr_t)(s->end - s->start)) return next;
+  pa_free_link_corrupt(b);
+}
+
+/* A link on a heap's delayed list (blocks of any of its spans): NULL or an
+ * address in one of our chunks, which its mark then checks. */
+static pa_block_t* delayed_next(const pa_block_t* b) {
+  pa_block_t* next = pa_link_raw(b);
+  if (next != NULL && (((uintptr_t)next & (PA_ALIGN_MIN - 1)) || pa_chunk_of(next) == NULL)) pa_free_link_corrupt(b);
+  return next;
+}
+
 /* Everything but a block of a small span. */
-static PA_COLD void free_other(pa_chunk* c, void* p) {
+static PA_COLD void free_other(pa_chunk_t* c, void* p) {
   if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     void* obj = atomic_load_explicit((_Atomic(void*)*)&c->huge_obj, memory_order_acquire);
@@ -83,7 +103,12 @@ static PA_COLD void free_other(pa_chunk* c, void* p) {
     return;
   }
   pa_span_t* s = pa_span_of(c, p);
-  if (s->kind == PA_SPAN_LARGE && s->obj == p) { s->obj = NULL; pa_span_release(s); return; }
+  if (s->kind == PA_SPAN_LARGE && s->obj == p) {
+    if ((void*)s->start == p) s->scar = 1;   /* see span_new */
+    s->obj = NULL;
+    pa_span_release(s);
+    return;
+  }
   if (s->kind == PA_SPAN_FREE && ((uintptr_t)p & (PA_SLICE - 1)) == 0) double_free(p);
   bad_pointer(p, "free");
 }
@@ -92,22 +117,28 @@ static PA_COLD void free_other(pa_chunk* c, void* p) {
    The free mark's secret
 --------------------------------------------------------------------------- */
 
-PA_HIDDEN uintptr_t pa_free_secret;
+PA_HIDDEN pa_secrets_t pa_secrets;
 
-/* Random per process, bit 63 set (see pa_free_mark). getrandom does not
+static uint64_t mix(uint64_t r) { r ^= r >> 31; r *= 0xbf58476d1ce4e5b9ULL; r ^= r >> 29; return r; }
+
+/* Random per process (see pa_free_mark, pa_link_set). getrandom does not
  * allocate; without entropy yet (early boot) the kernel's per-exec random
  * bytes, spread by a multiply-xorshift, stand in. Set once at init, before
- * any block exists, and inherited by a forked child with the heap. */
+ * any block exists, and inherited by a forked child with the heap. The
+ * mark's secret has bit 63 set, so a mark is never a valid pointer; the
+ * link key has bits 63 and 47 set, so a zeroed link (and a link decoded
+ * from one written by a wild store) is never a user-space address. */
 PA_HIDDEN void pa_free_mark_init(void) {
-  uint64_t r = 0;
-  if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+  uint64_t r[2] = { 0, 0 };
+  if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
     const unsigned char* at = (const unsigned char*)getauxval(AT_RANDOM);
     uint64_t a = 0, b = 0;
     if (at != NULL) { memcpy(&a, at, 8); memcpy(&b, at + 8, 8); }
-    r = a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)&r;
-    r ^= r >> 31; r *= 0xbf58476d1ce4e5b9ULL; r ^= r >> 29;
+    r[0] = mix(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)&r);
+    r[1] = mix(r[0] ^ b ^ 0x94d049bb133111ebULL);
   }
-  pa_free_secret = (uintptr_t)(r | (1ULL << 63));
+  pa_secrets.mark = (uintptr_t)(r[0] | (1ULL << 63));
+  pa_secrets.link = (uintptr_t)(r[1] | (1ULL << 63) | (1ULL << 47));
 }
 
 /* ---------------------------------------------------------------------------
@@ -130,13 +161,13 @@ static inline int block_in_span(const pa_span_t* s, const void* p) {
  * already on them do not change until the owner takes them in. */
 static PA_COLD int owner_finds_free(pa_heap_t* h, const pa_span_t* s, const pa_block_t* b) {
   size_t most = pa_span_capacity(s), n = 0;
-  for (const pa_block_t* f = s->free; f != NULL && n <= most; f = f->next, n++)
+  for (const pa_block_t* f = s->free; f != NULL && n <= most; f = pa_link_next(s, f), n++)
     if (f == b) return 1;
   n = 0;
   uintptr_t tf = atomic_load_explicit(&((pa_span_t*)s)->thread_free, memory_order_acquire);
-  for (const pa_block_t* f = (const pa_block_t*)(tf & ~PA_TF_DELAYED); f != NULL && n <= most; f = f->next, n++)
+  for (const pa_block_t* f = (const pa_block_t*)(tf & ~PA_TF_DELAYED); f != NULL && n <= most; f = pa_link_next(s, f), n++)
     if (f == b) return 1;
-  for (const pa_block_t* f = atomic_load_explicit(&h->delayed, memory_order_acquire); f != NULL; f = f->next)
+  for (const pa_block_t* f = atomic_load_explicit(&h->delayed, memory_order_acquire); f != NULL; f = delayed_next(f))
     if (f == b) return 1;
   return 0;
 }
@@ -169,16 +200,20 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
       if (!atomic_compare_exchange_weak(&s->thread_free, &tf, tf & ~PA_TF_DELAYED)) continue;
       pa_heap_t* h = s->heap;
       pa_block_t* d = atomic_load_explicit(&h->delayed, memory_order_relaxed);
-      do { b->next = d; }
+      do { pa_link_set(b, d); }
       while (!atomic_compare_exchange_weak_explicit(&h->delayed, &d, b, memory_order_release, memory_order_relaxed));
-      return;
+      break;
     }
-    b->next = (pa_block_t*)tf;
-    /* release: b->next, b->mark (and the caller's writes) happen before the
+    pa_link_set(b, (pa_block_t*)tf);
+    /* release: b's link, b->mark (and the caller's writes) happen before the
        owner's acquire in pa_span_collect */
     if (atomic_compare_exchange_weak_explicit(&s->thread_free, &tf, (uintptr_t)b,
-                                              memory_order_release, memory_order_relaxed)) return;
+                                              memory_order_release, memory_order_relaxed)) break;
   }
+  /* No thread owns the span's heap: say so, after the push (release: the
+     reclaiming thread's acquire exchange sees the push, see heap.c) */
+  if (unlikely(s->orphan) && !atomic_load_explicit(&pa_orphan_frees, memory_order_relaxed))
+    atomic_store_explicit(&pa_orphan_frees, 1, memory_order_release);
 }
 
 /* ---------------------------------------------------------------------------
@@ -191,7 +226,7 @@ static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
   pa_block_t* head = s->free;
   if (unlikely(b == head)) { free_twice_in_a_row(b); return; }
 
-  b->next = head;
+  pa_link_set(b, head);
   b->mark = pa_free_mark(b);
   s->free = b;
   h->n_free++;
@@ -223,7 +258,7 @@ static inline pa_span_t* small_span_checked(void* p, const char* who) {
   uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   if (unlikely(t == 0)) bad_pointer(p, who);
   if (unlikely(t & PA_TABLE_HUGE)) return NULL;
-  pa_chunk* c = (pa_chunk*)(a & ~(((uintptr_t)1 << t) - 1));
+  pa_chunk_t* c = (pa_chunk_t*)(a & ~(((uintptr_t)1 << t) - 1));
   /* the span descriptor is found by address arithmetic alone */
   pa_span_t* s = &c->spans[(a - (uintptr_t)c) >> PA_SLICE_SHIFT];
   if (unlikely(s->check != PA_SPAN_CHECK)) corrupt_chunk(p);
@@ -254,11 +289,13 @@ static PA_NOINLINE void free_generic(void* p) {
  * block geometry, bump pointer, owner, list head, push — all on the first
  * line of the span descriptor and the block's own line. Anything else leaves through one of
  * the out-of-line calls (all tail calls: no frame here). */
+PA_HIDDEN uintptr_t pa_free_fast_mask = ~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1);
+
 PA_HIDDEN void pa_free(void* p) {
   uintptr_t a = (uintptr_t)p;
   /* above the address space, or not 16-aligned (blocks start on 16-byte
-     boundaries): one test */
-  if (unlikely(a & (~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1)))) { free_generic(p); return; }
+     boundaries), or no span table (all ones): one test */
+  if (unlikely(a & pa_free_fast_mask)) { free_generic(p); return; }
   uintptr_t first = atomic_load_explicit(&pa_span_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   /* 0: not ours (NULL included), or a huge chunk */
   if (unlikely(first == 0)) { free_generic(p); return; }
@@ -273,7 +310,7 @@ PA_HIDDEN void pa_free(void* p) {
   free_local(h, s, (pa_block_t*)p);
 }
 
-PA_API void free(void* p) __attribute__((alias("pa_free")));
+PA_EXPORT void free(void* p) __attribute__((alias("pa_free")));
 
 /* A block freed twice whose second copy malloc has not reached yet makes
  * the span's local list a cycle (its link points back to a block before
@@ -281,11 +318,11 @@ PA_API void free(void* p) __attribute__((alias("pa_free")));
  * without a cycle, name `fallback`. */
 static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_span_t* s, const void* fallback) {
   size_t carved = pa_span_carved(s), n = 0;
-  for (pa_block_t* f = s->free; f != NULL; f = f->next) {
+  for (pa_block_t* f = s->free; f != NULL; f = pa_link_next(s, f)) {
     if (++n <= carved) continue;
     pa_block_t *slow = s->free, *fast = s->free;            /* Floyd: meet in the cycle */
-    do { slow = slow->next; fast = fast->next->next; } while (slow != fast);
-    for (slow = s->free; slow != fast; slow = slow->next, fast = fast->next) {}
+    do { slow = pa_link_next(s, slow); fast = pa_link_next(s, pa_link_next(s, fast)); } while (slow != fast);
+    for (slow = s->free; slow != fast; slow = pa_link_next(s, slow), fast = pa_link_next(s, fast)) {}
     double_free(slow);
   }
   double_free(fallback);
@@ -315,7 +352,7 @@ PA_HIDDEN void pa_span_check_empty(pa_span_t* s) {
      them in names it (pa_span_collect) */
   if (atomic_load_explicit(&s->thread_free, memory_order_acquire) > PA_TF_DELAYED) pa_span_collect(s);
   size_t carved = pa_span_carved(s), n = 0;
-  for (pa_block_t* f = s->free; f != NULL; f = f->next)
+  for (pa_block_t* f = s->free; f != NULL; f = pa_link_next(s, f))
     if (++n > carved) local_list_double_free(s, s->start);
   if (n != carved) pa_free_list_corrupt(s->start);   /* a carved block is neither out nor free */
 }
@@ -325,9 +362,9 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
   pa_block_t* b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
   while (b != NULL) {
     pa_check_remote_block(b);          /* before following its link */
-    pa_block_t* next = b->next;
+    pa_block_t* next = delayed_next(b);
     pa_span_t* s = pa_span_of(pa_chunk_of(b), b);
-    b->next = s->free;                 /* keeps its mark: still free */
+    pa_link_set(b, s->free);           /* keeps its mark: still free */
     s->free = b;
     --s->used;
     h->n_collected++;
@@ -343,7 +380,7 @@ PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
     if (block_is_free(s, (const pa_block_t*)p)) bad_pointer(p, who);
     return s->bsize;
   }
-  pa_chunk* c = pa_chunk_of(p);
+  pa_chunk_t* c = pa_chunk_of(p);
   if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     if (c->huge_obj != p) bad_pointer(p, who);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAGE ((size_t)4096)
 /* realloc growth from here up moves an object into a span that can grow in place */
 #define PA_REALLOC_SPAN_MIN ((size_t)32 << 10)
 /* ... and from here up, a realloc'd block in the size classes gets half again the room */
@@ -17,7 +16,7 @@
 static inline int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 
-PA_API void* calloc(size_t n, size_t m) {
+PA_EXPORT void* calloc(size_t n, size_t m) {
   size_t t;
   if (__builtin_mul_overflow(n, m, &t)) { errno = ENOMEM; return NULL; }
   void* p = pa_malloc(t);
@@ -26,7 +25,7 @@ PA_API void* calloc(size_t n, size_t m) {
     /* A huge chunk's pages above what it ever handed out were never
        touched: still zero. Below, only the pages that were populated need
        zeroing: a zeroed array costs what the program writes, not its size. */
-    pa_chunk* c = pa_chunk_of(p);
+    pa_chunk_t* c = pa_chunk_of(p);
     if (c->kind == PA_CHUNK_HUGE) {
       size_t off = (size_t)((char*)p - (char*)c);
       size_t dirty = c->huge_clean > off ? c->huge_clean - off : 0;
@@ -38,12 +37,12 @@ PA_API void* calloc(size_t n, size_t m) {
   return p;
 }
 
-PA_API void* realloc(void* p, size_t n) {
+PA_EXPORT void* realloc(void* p, size_t n) {
   if (p == NULL) return pa_malloc(n);
   if (n == 0) { pa_free(p); return NULL; }             /* glibc: free, return NULL */
   size_t have = pa_usable_size(p, "realloc");          /* validates p (aborts on a bad pointer) */
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
-  pa_chunk* c = pa_chunk_of(p);
+  pa_chunk_t* c = pa_chunk_of(p);
   if (c->kind == PA_CHUNK_HUGE) {
     /* in place within the chunk's capacity, both ways (a shrunk huge object
        keeps its pages: touched pages are never given back anyway) */
@@ -77,7 +76,7 @@ PA_API void* realloc(void* p, size_t n) {
   return q;
 }
 
-PA_API void* reallocarray(void* p, size_t n, size_t m) {
+PA_EXPORT void* reallocarray(void* p, size_t n, size_t m) {
   size_t t;
   if (__builtin_mul_overflow(n, m, &t)) { errno = ENOMEM; return NULL; }
   return realloc(p, t);
@@ -86,16 +85,16 @@ PA_API void* reallocarray(void* p, size_t n, size_t m) {
 /* glibc memalign: alignment <= 16 is malloc; not a power of two is rounded
  * up to one; above SIZE_MAX/2 + 1 is EINVAL. aligned_alloc is the same in
  * glibc 2.36. */
-PA_API void* memalign(size_t align, size_t n) {
+PA_EXPORT void* memalign(size_t align, size_t n) {
   if (align <= PA_ALIGN_MIN) return pa_malloc(n);
   if (align > SIZE_MAX / 2 + 1) { errno = EINVAL; return NULL; }
   if (!is_pow2(align)) align = (size_t)1 << (64 - __builtin_clzl(align));
   return pa_malloc_aligned(n, align);
 }
 
-PA_API void* aligned_alloc(size_t align, size_t n) { return memalign(align, n); }
+PA_EXPORT void* aligned_alloc(size_t align, size_t n) { return memalign(align, n); }
 
-PA_API int posix_memalign(void** out, size_t align, size_t n) {
+PA_EXPORT int posix_memalign(void** out, size_t align, size_t n) {
   if (align % sizeof(void*) != 0 || !is_pow2(align)) return EINVAL;
   int saved = errno;
   void* p = align <= PA_ALIGN_MIN ? pa_malloc(n) : pa_malloc_aligned(n, align);
@@ -104,36 +103,36 @@ PA_API int posix_memalign(void** out, size_t align, size_t n) {
   return 0;
 }
 
-PA_API void* valloc(size_t n) { return memalign(PAGE, n); }
+PA_EXPORT void* valloc(size_t n) { return memalign(PA_PAGE, n); }
 
-PA_API void* pvalloc(size_t n) {
+PA_EXPORT void* pvalloc(size_t n) {
   size_t r;
-  if (__builtin_add_overflow(n, PAGE - 1, &r)) { errno = ENOMEM; return NULL; }
-  r &= ~(PAGE - 1);
-  return memalign(PAGE, r == 0 ? PAGE : r);
+  if (__builtin_add_overflow(n, PA_PAGE - 1, &r)) { errno = ENOMEM; return NULL; }
+  r &= ~(PA_PAGE - 1);
+  return memalign(PA_PAGE, r == 0 ? PA_PAGE : r);
 }
 
-PA_API size_t malloc_usable_size(void* p) { return p == NULL ? 0 : pa_usable_size(p, "malloc_usable_size"); }
+PA_EXPORT size_t malloc_usable_size(void* p) { return p == NULL ? 0 : pa_usable_size(p, "malloc_usable_size"); }
 
-PA_API void cfree(void* p) { pa_free(p); }
-PA_API void free_sized(void* p, size_t n) { (void)n; pa_free(p); }
-PA_API void free_aligned_sized(void* p, size_t a, size_t n) { (void)a; (void)n; pa_free(p); }
+PA_EXPORT void cfree(void* p) { pa_free(p); }
+PA_EXPORT void free_sized(void* p, size_t n) { (void)n; pa_free(p); }
+PA_EXPORT void free_aligned_sized(void* p, size_t a, size_t n) { (void)a; (void)n; pa_free(p); }
 
 /* ---------------------------------------------------------------------------
    glibc-only entry points
 --------------------------------------------------------------------------- */
 
 /* Tunables of ptmalloc mean nothing here; accept them (glibc returns 1). */
-PA_API int mallopt(int param, int value) { (void)param; (void)value; return 1; }
+PA_EXPORT int mallopt(int param, int value) { (void)param; (void)value; return 1; }
 
 /* Registered chunks are never given back by malloc_trim (only pinarena_trim
  * releases, after the release callback). 0 = nothing released. */
-PA_API int malloc_trim(size_t pad) { (void)pad; return 0; }
+PA_EXPORT int malloc_trim(size_t pad) { (void)pad; return 0; }
 
 static void fill_info(size_t* arena, size_t* hblks, size_t* hblkhd, size_t* used, size_t* freeb) {
   size_t free_bytes = 0;
   pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk* c = pa_chunks; c != NULL; c = c->next) free_bytes += (size_t)c->free_slices << PA_SLICE_SHIFT;
+  for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) free_bytes += (size_t)c->free_slices << PA_SLICE_SHIFT;
   pthread_mutex_unlock(&pa_chunk_lock);
   *arena = atomic_load(&pa_gstats.chunk_bytes);
   *hblks = atomic_load(&pa_gstats.huge_chunks);
@@ -142,7 +141,7 @@ static void fill_info(size_t* arena, size_t* hblks, size_t* hblkhd, size_t* used
   *used = *arena - free_bytes;
 }
 
-PA_API struct mallinfo2 mallinfo2(void) {
+PA_EXPORT struct mallinfo2 mallinfo2(void) {
   struct mallinfo2 m;
   memset(&m, 0, sizeof(m));
   size_t a, hb, hh, u, f;
@@ -151,7 +150,7 @@ PA_API struct mallinfo2 mallinfo2(void) {
   return m;
 }
 
-PA_API struct mallinfo mallinfo(void) {
+PA_EXPORT struct mallinfo mallinfo(void) {
   struct mallinfo m;
   memset(&m, 0, sizeof(m));
   size_t a, hb, hh, u, f;
@@ -160,9 +159,9 @@ PA_API struct mallinfo mallinfo(void) {
   return m;
 }
 
-PA_API void malloc_stats(void) { pa_write_stats(2); }
+PA_EXPORT void malloc_stats(void) { pa_write_stats(2); }
 
-PA_API int malloc_info(int options, FILE* fp) {
+PA_EXPORT int malloc_info(int options, FILE* fp) {
   if (options != 0) { errno = EINVAL; return -1; }
   size_t a, hb, hh, u, f;
   fill_info(&a, &hb, &hh, &u, &f);
@@ -173,11 +172,11 @@ PA_API int malloc_info(int options, FILE* fp) {
 }
 
 /* Internal glibc names some programs call directly. */
-PA_API void* __libc_malloc(size_t n) { return pa_malloc(n); }
-PA_API void  __libc_free(void* p) { pa_free(p); }
-PA_API void* __libc_calloc(size_t n, size_t m) { return calloc(n, m); }
-PA_API void* __libc_realloc(void* p, size_t n) { return realloc(p, n); }
-PA_API void* __libc_memalign(size_t a, size_t n) { return memalign(a, n); }
-PA_API void* __libc_valloc(size_t n) { return valloc(n); }
-PA_API void* __libc_pvalloc(size_t n) { return pvalloc(n); }
-PA_API int   __posix_memalign(void** o, size_t a, size_t n) { return posix_memalign(o, a, n); }
+PA_EXPORT void* __libc_malloc(size_t n) { return pa_malloc(n); }
+PA_EXPORT void  __libc_free(void* p) { pa_free(p); }
+PA_EXPORT void* __libc_calloc(size_t n, size_t m) { return calloc(n, m); }
+PA_EXPORT void* __libc_realloc(void* p, size_t n) { return realloc(p, n); }
+PA_EXPORT void* __libc_memalign(size_t a, size_t n) { return memalign(a, n); }
+PA_EXPORT void* __libc_valloc(size_t n) { return valloc(n); }
+PA_EXPORT void* __libc_pvalloc(size_t n) { return pvalloc(n); }
+PA_EXPORT int   __posix_memalign(void** o, size_t a, size_t n) { return posix_memalign(o, a, n); }

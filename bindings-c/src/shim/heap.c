@@ -53,6 +53,7 @@ static pa_heap_t* meta_heap(void) {
 }
 
 static void heap_thread_done(void* arg);
+static void heap_mark_orphan(pa_heap_t* h, uint8_t orphan);
 
 PA_HIDDEN pa_heap_t* pa_heap_init_thread(void) {
   pa_ensure_init();
@@ -76,7 +77,7 @@ PA_HIDDEN pa_heap_t* pa_heap_init_thread(void) {
       pa_heaps = h;
     }
   }
-  if (h != NULL) { h->live = 1; h->next_abandoned = NULL; }
+  if (h != NULL) { h->live = 1; h->next_abandoned = NULL; heap_mark_orphan(h, 0); }
   pthread_mutex_unlock(&pa_heap_lock);
   if (h == NULL) return &pa_heap_empty;
   pa_heap = h;                                /* set first: setspecific may calloc (keys >= 32) */
@@ -109,6 +110,33 @@ static void heap_collect_all(pa_heap_t* h) {
   for (size_t c = 1; c < PA_NCLASS; c++) pa_set_cur(h, c, h->queue[c] ? h->queue[c] : &pa_span_empty);
 }
 
+/* The orphan flag of every span a heap holds (its class queues and its
+ * full list). Under pa_heap_lock. */
+static void heap_mark_orphan(pa_heap_t* h, uint8_t orphan) {
+  for (size_t c = 1; c < PA_NCLASS; c++)
+    for (pa_span_t* s = h->queue[c]; s != NULL; s = s->next) s->orphan = orphan;
+  for (pa_span_t* s = h->full; s != NULL; s = s->next) s->orphan = orphan;
+}
+
+/* Memory freed into abandoned heaps. A heap nobody owns never takes its
+ * remote frees in, so their spans would stay out of use however much of
+ * them is free. Whoever needs a span (or trims) acts as the owner of every
+ * abandoned heap for a moment, under pa_heap_lock so none is adopted
+ * meanwhile, and gives back what is free now: empty spans return to their
+ * chunks for any thread and for pinarena_trim(). Remote freers go on pushing
+ * with CAS as they would with a live owner. Ordering: a freer pushes, then
+ * raises the flag with release; the exchange here is acquire, so the pushes
+ * before a flag it clears are seen by the collect; a push after it raises
+ * the flag again for the next reclaim. */
+PA_HIDDEN _Atomic int pa_orphan_frees;
+
+PA_HIDDEN PA_COLD void pa_heap_reclaim_orphans(void) {
+  if (!atomic_exchange_explicit(&pa_orphan_frees, 0, memory_order_acquire)) return;
+  pthread_mutex_lock(&pa_heap_lock);
+  for (pa_heap_t* h = abandoned; h != NULL; h = h->next_abandoned) heap_collect_all(h);
+  pthread_mutex_unlock(&pa_heap_lock);
+}
+
 PA_HIDDEN void pa_heap_give_back(void) {
   pa_heap_t* h = pa_heap;
   if (h != &pa_heap_empty) heap_collect_all(h);
@@ -121,6 +149,7 @@ static void heap_thread_done(void* arg) {
   pa_heap = &pa_heap_empty;                   /* a later malloc in this thread gets a heap again */
   pthread_mutex_lock(&pa_heap_lock);
   h->live = 0;
+  heap_mark_orphan(h, 1);
   h->next_abandoned = abandoned;
   abandoned = h;
   pthread_mutex_unlock(&pa_heap_lock);
@@ -135,9 +164,11 @@ static void fork_prepare(void) {
   pthread_mutex_lock(&pa_reg_lock);
   pthread_mutex_lock(&pa_heap_lock);
   pthread_mutex_lock(&pa_chunk_lock);
+  pa_register_atfork_prepare();
 }
 
 static void fork_parent(void) {
+  pa_register_atfork_parent();
   pthread_mutex_unlock(&pa_chunk_lock);
   pthread_mutex_unlock(&pa_heap_lock);
   pthread_mutex_unlock(&pa_reg_lock);
@@ -147,12 +178,15 @@ static void fork_child(void) {
   pthread_mutex_init(&pa_chunk_lock, NULL);
   pthread_mutex_init(&pa_heap_lock, NULL);
   pthread_mutex_init(&pa_reg_lock, NULL);
-  /* The other threads are gone: their heaps are abandoned, to be adopted. */
+  /* The other threads are gone. Their heaps are left alone for good: a
+     thread may have been in the middle of a malloc or free when the parent
+     forked (the fast paths take no lock), so neither adoption by a new
+     thread nor reclaiming (pa_heap_reclaim_orphans) may act as their owner.
+     The child's frees into their spans are remote pushes, which touch no
+     owner state; that memory stays out of use in the child. */
   for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) {
     if (h == pa_heap || !h->live) continue;
     h->live = 0;
-    h->next_abandoned = abandoned;
-    abandoned = h;
   }
   pa_register_atfork_child();
   pa_ufd_atfork_child();

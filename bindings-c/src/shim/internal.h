@@ -6,7 +6,11 @@
  *   free.c      free fast path, validation (invalid / double free), cross-thread free
  *   register.c  registration of chunks (verbs via dlopen, io_uring, mlock, none)
  *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
- *   env.c       non-allocating getenv, options, messages, stats at exit
+ *   classes.c   the size-class tables (classes.h)
+ *   options.c   the PINARENA_* environment, read without allocating
+ *   init.c      process start-up, constructor, destructor
+ *   message.c   messages and fatal aborts, written with write(2)
+ *   stats.c     the counters, as a line and as pinarena_stats_t
  *   glibc.c     the exported malloc family and glibc-only entry points
  *
  * Layout. A chunk is N bytes aligned to N (N = 2^shift, default 4 MiB). A
@@ -37,15 +41,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include "../common.h"
 #include "../os.h"
 #include "../uring.h"
+#include "classes.h"
 
-#define PA_API     __attribute__((visibility("default")))
-#define PA_HIDDEN  __attribute__((visibility("hidden")))
 #define PA_COLD    __attribute__((noinline, cold))
 #define PA_NOINLINE __attribute__((noinline))
-#define likely(x)   __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define PA_SLICE_SHIFT 16
 #define PA_SLICE       ((size_t)1 << PA_SLICE_SHIFT)          /* 64 KiB */
@@ -55,14 +57,6 @@
 #define PA_ALIGN_MIN   16
 #define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
 
-/* Size classes: 16..128 every 16 B (classes 1..8), 160..256 every 32 B
- * (classes 9..12), then 8 per doubling (spacing 12.5 %) up to 256 KiB
- * (class 92). Usable size <= 1.125 * n + 16 for every n. The 32-byte steps
- * keep the number of classes a small-object program touches (and so its
- * partly used spans, all of them pinned) low where objects are most common.
- * Class 0 is unused. */
-#define PA_NCLASS      93
-#define PA_SMALL_MAX   ((size_t)256 << 10)
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
 #define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
 #define PA_SPAN_TAG_SMALL ((uint64_t)PA_SPAN_CHECK | ((uint64_t)1 << 32))  /* check + kind SMALL */
@@ -71,10 +65,11 @@
 
 /* ------------------------------------------------------------------------- */
 
-/* A free block (every block is at least 16 bytes): the list link, and the
- * free mark while it sits on any free list (pa_free_mark). */
+/* A free block (every block is at least 16 bytes): the list link, stored
+ * encoded (pa_link_set), and the free mark while it sits on any free list
+ * (pa_free_mark). */
 typedef struct pa_block_s {
-  struct pa_block_s* next;
+  uintptr_t          link;
   uintptr_t          mark;
 } pa_block_t;
 
@@ -102,7 +97,12 @@ typedef struct pa_span_s {
                                   PA_USED_FULL while on the heap's full list (owner only):
                                   a local free tests "emptied or full" as (int32_t)used <= 0 */
   uint8_t            cls;
-  uint8_t            pad0_[3];
+  uint8_t            scar;     /* a large object once started at this slice: a small span
+                                  starting here leaves its first block out (span_new), so a
+                                  stale free of that object cannot free a live block */
+  uint8_t            orphan;   /* its heap is abandoned (no thread owns it): a remote free
+                                  raises pa_orphan_frees (heap.c) */
+  uint8_t            pad0_[1];
   union {                      /* free compares check and kind in one load */
     struct {
       uint32_t       check;    /* PA_SPAN_CHECK: the header around it is intact */
@@ -141,7 +141,7 @@ enum { PA_REG_NONE = 0, PA_REG_VERBS, PA_REG_URING, PA_REG_MLOCK };
 
 #define PA_CHUNK_RECS 6
 
-typedef struct pa_ck_s {
+typedef struct pa_chunk_s {
   uint64_t           magic;
   uint8_t            shift;
   uint8_t            kind;     /* PA_CHUNK_* */
@@ -150,14 +150,14 @@ typedef struct pa_ck_s {
   uint32_t           nslices;
   uint32_t           hdr_slices;
   uint32_t           free_slices;
-  pa_chunk_t         os;       /* mapping as the OS layer reports it */
+  pa_mapping_t       os;       /* mapping as the OS layer reports it */
   _Atomic(pa_regrec_t*) reg;   /* NULL: not registered; else the newest (widest) record */
   uint32_t           nrecs;    /* records made; all but the live one are kept registered until the chunk goes
                                   (keys handed out stay valid while a huge object's registration widens) */
   pa_regrec_t        recs[PA_CHUNK_RECS]; /* a new record never rewrites a published one */
-  struct pa_ck_s* next;     /* all chunks (regular list or huge list) */
-  struct pa_ck_s* next_free;/* huge: free list */
-  struct pa_ck_s* next_pending; /* registration deferred */
+  struct pa_chunk_s* next;     /* all chunks (regular list or huge list) */
+  struct pa_chunk_s* next_free;/* huge: free list */
+  struct pa_chunk_s* next_pending; /* registration deferred */
   void*              huge_obj; /* HUGE: pointer handed out, NULL when free */
   size_t             huge_req; /* HUGE: bytes requested */
   size_t             huge_dirty; /* HUGE: bytes from the chunk's start that may have been written (pages above are
@@ -166,9 +166,7 @@ typedef struct pa_ck_s {
   uint64_t           used_map[PA_MAX_SLICES / 64];
   uint16_t*          slice_head; /* slice -> index of the first slice of its span */
   pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
-} pa_chunk;
-
-#define PA_DIRECT      (1024 / 16 + 1)      /* sizes the malloc fast path serves: 0..1 KiB */
+} pa_chunk_t;
 
 typedef struct pa_heap_s {
   pa_span_t*         direct[PA_DIRECT]; /* by (n + 15) / 16: cur[] of that size's class (pa_set_cur) */
@@ -214,6 +212,10 @@ enum { PA_REGSEL_AUTO = 0, PA_REGSEL_VERBS, PA_REGSEL_URING, PA_REGSEL_MLOCK, PA
 extern PA_HIDDEN pa_opts_t pa_opts;
 extern PA_HIDDEN _Atomic(uint8_t)* pa_table;
 extern PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
+/* Pointers with a bit of this set skip free's span-table way: above the
+ * address space, unaligned, or every pointer when the span table is not
+ * mapped (init.c). */
+extern PA_HIDDEN uintptr_t pa_free_fast_mask;
 extern PA_HIDDEN int pa_inited;
 extern PA_HIDDEN pa_heap_t pa_heap_empty;
 extern PA_HIDDEN pa_span_t pa_span_empty;
@@ -223,11 +225,10 @@ extern PA_HIDDEN __thread pa_heap_t* pa_adopt_hint __attribute__((tls_model("ini
 extern PA_HIDDEN pthread_mutex_t pa_chunk_lock;
 extern PA_HIDDEN pthread_mutex_t pa_heap_lock;
 extern PA_HIDDEN pthread_mutex_t pa_reg_lock;
-extern PA_HIDDEN pa_chunk* pa_chunks;        /* regular chunks */
-extern PA_HIDDEN pa_chunk* pa_huge_chunks;   /* free huge chunks (next_free) */
-extern PA_HIDDEN pa_chunk* pa_huge_all;      /* every huge chunk (next) */
+extern PA_HIDDEN pa_chunk_t* pa_chunks;        /* regular chunks */
+extern PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks (next_free) */
+extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
-extern PA_HIDDEN uint32_t pa_class_size[PA_NCLASS];
 
 typedef struct pa_gstats_s {
   _Atomic uint64_t chunks, chunk_bytes, huge_chunks, huge_bytes;
@@ -237,34 +238,17 @@ typedef struct pa_gstats_s {
 } pa_gstats_t;
 extern PA_HIDDEN pa_gstats_t pa_gstats;
 
-/* ------------------------------------------------------------------------- */
-/* size classes */
-
-extern PA_HIDDEN uint8_t pa_class_1k[PA_DIRECT];      /* class of (n + 15) / 16 for n <= 1 KiB */
-
-/* The class of n > 256: 8 per doubling (env.c's class_of for smaller n). */
-static inline size_t pa_class_above_256(size_t n) {
-  size_t m = n - 1;
-  unsigned b = 63u - (unsigned)__builtin_clzl(m);      /* >= 8 */
-  return 13 + (b - 8) * 8 + ((m >> (b - 3)) & 7);
-}
-
-static inline size_t pa_size_class(size_t n) {
-  if (likely(n <= 1024)) return pa_class_1k[(n + 15) >> 4];
-  return pa_class_above_256(n);
-}
-
-static inline pa_chunk* pa_chunk_of(const void* p) {
+static inline pa_chunk_t* pa_chunk_of(const void* p) {
   uintptr_t a = (uintptr_t)p;
   if (unlikely(a >> PA_ADDR_BITS)) return NULL;
   uint8_t t = atomic_load_explicit(&pa_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   if (unlikely(t == 0)) return NULL;
-  return (pa_chunk*)(a & ~(((uintptr_t)1 << (t & PA_TABLE_SHIFT_MASK)) - 1));
+  return (pa_chunk_t*)(a & ~(((uintptr_t)1 << (t & PA_TABLE_SHIFT_MASK)) - 1));
 }
 
 /* The descriptor of the span holding p: the slice's own entry when p is in
  * the first slice of its span (one load), else through slice_head. */
-static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
+static inline pa_span_t* pa_span_of(pa_chunk_t* c, const void* p) {
   size_t sl = ((uintptr_t)p - (uintptr_t)c) >> PA_SLICE_SHIFT;
   pa_span_t* s = &c->spans[sl];
   if (unlikely(s->kind == PA_SPAN_TAIL)) s = &c->spans[c->slice_head[sl]];
@@ -283,13 +267,64 @@ static inline pa_span_t* pa_span_of(pa_chunk* c, const void* p) {
  * by chance with probability 2^-63, and only a read of freed memory can
  * learn it. The mark shares the block's first cache line with the link, so
  * it costs no extra memory access. */
-extern PA_HIDDEN uintptr_t pa_free_secret;
-static inline uintptr_t pa_free_mark(const void* b) { return pa_free_secret ^ (uintptr_t)b; }
+typedef struct pa_secrets_s {
+  uintptr_t mark;              /* the free mark's secret */
+  uintptr_t link;              /* the free-list links' key (pa_link_set) */
+} __attribute__((aligned(16))) pa_secrets_t;
+extern PA_HIDDEN pa_secrets_t pa_secrets;
+static inline uintptr_t pa_free_mark(const void* b) { return pa_secrets.mark ^ (uintptr_t)b; }
 /* Remote freers write the mark with bit 0 flipped, so the owner taking
  * remote frees in can tell a block it has freed itself since. */
 static inline uintptr_t pa_remote_mark(const void* b) { return pa_free_mark(b) ^ 1; }
 /* b carries a free mark, local or remote. */
 static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mark(b)) <= 1; }
+
+/* Free-list links. A block's link is stored as next ^ b ^ key (key random
+ * per process, high bits set), so what a block holds is never a pointer: an
+ * overflow out of a neighbour or a write after free that lands on the link
+ * decodes to an address far from the block, and every reader checks the
+ * decoded link before following it. The malloc fast path's check costs an
+ * xor and a shift: next ^ b, which the stored value gives by one xor with
+ * the key, is below 2^16 when next lies in b's own 64 KiB slice — always so
+ * for one-slice spans; the list's end (NULL) passes too; the rest (another
+ * slice of a bigger span, or damage) goes out of line (pa_link_far) and is
+ * checked against the span's bounds. A link that passes
+ * points into the span, where the block's free mark (checked when malloc
+ * takes it) catches one that is not a free block start. Cost and figures:
+ * README. */
+static inline void pa_link_set(pa_block_t* b, const pa_block_t* next) {
+  uintptr_t v = (uintptr_t)next ^ (uintptr_t)b ^ pa_secrets.link;
+  /* scalar: paired with the mark's store, the compiler would otherwise build
+     both words in a vector register, slower than two xors on the free path */
+  __asm__("" : "+r"(v));
+  b->link = v;
+}
+/* The decoded link, not checked: only where the caller checks it. */
+static inline pa_block_t* pa_link_raw(const pa_block_t* b) {
+  return (pa_block_t*)(b->link ^ (uintptr_t)b ^ pa_secrets.link);
+}
+PA_HIDDEN pa_block_t* pa_link_far(const struct pa_span_s* s, const pa_block_t* b);   /* free.c */
+/* next leaves b's 64 KiB slice and is not the list's end: one branch, not
+ * two (in a program that frees and allocates a class by turns the list
+ * often holds one block, so "in the slice" and "the end" alternate). */
+static inline int pa_link_leaves_slice(const pa_block_t* b, const pa_block_t* next) {
+  unsigned char far = (((uintptr_t)next ^ (uintptr_t)b) >> PA_SLICE_SHIFT) != 0, more = next != NULL;
+  __asm__("" : "+r"(far));               /* keep it a flag: the compiler would split the & into branches */
+  return far & more;
+}
+/* malloc's pop: the mark is not 0 or 1, or the link leaves the slice. */
+static inline int pa_pop_suspect(uintptr_t mark, const pa_block_t* b, const pa_block_t* next) {
+  unsigned char bad = mark > 1;
+  __asm__("" : "+r"(bad));
+  return bad | pa_link_leaves_slice(b, next);
+}
+/* The link of b, a block on a list of span s: NULL or a block address in s
+ * (else abort naming b). */
+static inline pa_block_t* pa_link_next(const struct pa_span_s* s, const pa_block_t* b) {
+  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.link ^ (uintptr_t)b);
+  if (unlikely(pa_link_leaves_slice(b, next))) return pa_link_far(s, b);
+  return next;
+}
 
 /* Blocks a small span holds, and those carved so far (below bump). */
 static inline size_t pa_span_capacity(const pa_span_t* s) { return (size_t)(s->end - s->start) / s->bsize; }
@@ -333,27 +368,38 @@ static inline void pa_set_cur(pa_heap_t* h, size_t cls, pa_span_t* s) {
 /* ------------------------------------------------------------------------- */
 /* cross-file functions */
 
-/* init / env */
+/* init.c */
 PA_HIDDEN void  pa_init_slow(void);
 static inline void pa_ensure_init(void) { if (unlikely(!pa_inited)) pa_init_slow(); }
+
+/* options.c */
 PA_HIDDEN const char* pa_getenv(const char* name);
+PA_HIDDEN void  pa_read_options(void);
+
+/* message.c: pa_warn always, pa_notice with PINARENA_VERBOSE; both only while
+   fd 2 is the stderr the program started with (pa_stderr_remember, at init);
+   the arguments are strings ending with NULL, written as one line */
+PA_HIDDEN void  pa_stderr_remember(void);
+PA_HIDDEN void  pa_warn(const char* first, ...) __attribute__((sentinel));
+PA_HIDDEN void  pa_notice(const char* first, ...) __attribute__((sentinel));
 PA_HIDDEN void  pa_write_str(int fd, const char* s);
-PA_HIDDEN char* pa_fmt_hex(char* buf, uintptr_t v);     /* buf >= 19 bytes, returns buf */
 PA_HIDDEN char* pa_fmt_u64(char* buf, uint64_t v);      /* buf >= 21 bytes */
 __attribute__((noreturn)) PA_HIDDEN void pa_fatal_ptr(const char* what, const void* p);
+
+/* stats.c */
 PA_HIDDEN void  pa_write_stats(int fd);
 
 /* chunk.c */
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align);  /* under no lock; NULL + errno */
 PA_HIDDEN void  pa_span_release(pa_span_t* s);
 PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
-PA_HIDDEN pa_chunk* pa_huge_alloc(size_t size, size_t align, int fresh);
-PA_HIDDEN int   pa_huge_resize(pa_chunk* c, size_t n);           /* in place; 0 ok */
-PA_HIDDEN void* pa_huge_move(pa_chunk* c, size_t n);            /* its pages into a fresh chunk; NULL: not moved */
-PA_HIDDEN size_t pa_huge_extent(const pa_chunk* c);              /* chunk start to the object's page-rounded end */
-PA_HIDDEN void  pa_huge_release(pa_chunk* c);
+PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh);
+PA_HIDDEN int   pa_huge_resize(pa_chunk_t* c, size_t n);           /* in place; 0 ok */
+PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n);            /* its pages into a fresh chunk; NULL: not moved */
+PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c);              /* chunk start to the object's page-rounded end */
+PA_HIDDEN void  pa_huge_release(pa_chunk_t* c);
 PA_HIDDEN size_t pa_trim_chunks(void);
-PA_HIDDEN pa_chunk* pa_chunk_by_span(pa_span_t* s);
+PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);
 PA_HIDDEN void  pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* remote);
 
 /* heap.c */
@@ -361,6 +407,13 @@ PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);
 PA_HIDDEN void  pa_heap_collect_delayed(pa_heap_t* h);
 PA_HIDDEN void  pa_atfork_install(void);
 PA_HIDDEN void  pa_heap_give_back(void);               /* the calling thread's empty spans, to their chunks */
+/* Set by a free into a span of an abandoned heap; the next thread that needs
+ * a span (or trims) takes the freed memory back (pa_heap_reclaim_orphans). */
+extern PA_HIDDEN _Atomic int pa_orphan_frees;
+PA_HIDDEN void  pa_heap_reclaim_orphans(void);
+static inline void pa_reclaim_orphans_if_freed(void) {
+  if (unlikely(atomic_load_explicit(&pa_orphan_frees, memory_order_relaxed))) pa_heap_reclaim_orphans();
+}
 
 /* alloc.c */
 PA_HIDDEN void* pa_malloc_generic(pa_heap_t* h, size_t n);
@@ -369,8 +422,9 @@ PA_HIDDEN void* pa_malloc_moving_up(size_t n);          /* realloc: a large obje
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
 
 /* free.c */
-PA_HIDDEN void  pa_free_mark_init(void);              /* the secret; before the first block is carved */
+PA_HIDDEN void  pa_free_mark_init(void);              /* the secrets; before the first block is carved */
 __attribute__((noreturn)) PA_HIDDEN void pa_free_list_corrupt(const void* b);
+__attribute__((noreturn)) PA_HIDDEN void pa_free_link_corrupt(const void* b);   /* b's link is not a block of its list */
 PA_HIDDEN void  pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b);
 PA_HIDDEN void  pa_span_check_empty(pa_span_t* s);   /* before an empty small span is released */
 PA_HIDDEN void  pa_check_remote_block(const pa_block_t* b);  /* taken in from a remote list: its mark */
@@ -378,16 +432,24 @@ PA_HIDDEN void  pa_span_unfull(pa_heap_t* h, pa_span_t* s);
 PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
 
 /* register.c */
-PA_HIDDEN void  pa_register_chunk(pa_chunk* c);           /* eager mode: when mapped (or handed out: huge) */
-PA_HIDDEN int   pa_register_cover(pa_chunk* c, size_t len); /* registered over [c, c + len) now; 0 or -errno */
-PA_HIDDEN size_t pa_register_len(const pa_chunk* c);      /* what a registration of c covers */
+PA_HIDDEN void  pa_register_chunk(pa_chunk_t* c);           /* eager mode: when mapped (or handed out: huge) */
+PA_HIDDEN int   pa_register_cover(pa_chunk_t* c, size_t len); /* registered over [c, c + len) now; 0 or -errno */
+PA_HIDDEN size_t pa_register_len(const pa_chunk_t* c);      /* what a registration of c covers */
 PA_HIDDEN void  pa_register_ready(void);              /* constructors ran: register what is pending */
-PA_HIDDEN void  pa_register_release(pa_chunk* c);      /* deregister before unmapping (trim) */
+PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before unmapping (trim) */
+PA_HIDDEN void  pa_register_atfork_prepare(void);     /* locks held: unpin io_uring chunks */
+PA_HIDDEN void  pa_register_atfork_parent(void);      /* locks held: pin them again, same keys */
 PA_HIDDEN void  pa_register_atfork_child(void);
 PA_HIDDEN const char* pa_registrar_name(void);
+PA_HIDDEN void  pa_register_check(void);              /* notice a lost io_uring ring (stats) */
 PA_HIDDEN int   pa_register_set_pd(void* pd);
 PA_HIDDEN void* pa_register_pd(void);
-PA_HIDDEN void  pa_register_notify_release(pa_chunk* c);
+PA_HIDDEN void  pa_register_notify_release(pa_chunk_t* c);
+
+/* The release callback (pinarena_set_release_callback) */
+typedef void (*pa_release_fn)(void* base, size_t len, void* arg);
+extern PA_HIDDEN pa_release_fn pa_release_cb;
+extern PA_HIDDEN void* pa_release_arg;
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);

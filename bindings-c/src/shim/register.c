@@ -26,6 +26,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>   /* types only: libibverbs is dlopen'ed */
@@ -35,13 +38,21 @@ PA_HIDDEN pthread_mutex_t pa_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kind = -1;                  /* PA_REG_* once chosen, -1 before */
 static int ready;                      /* constructors ran */
 static __thread int in_reg __attribute__((tls_model("initial-exec")));
-static pa_chunk* pending;
+static pa_chunk_t* pending;
 static uint64_t pinned;
 static int warned_unreg;
 static const char* why_fallback = "";
 
 static pa_uring_t ring;
 static int ring_ok;
+/* The ring's descriptor is the program's to close: daemons close every
+ * descriptor >= 3, and a number we held may come back as the program's
+ * file. Its identity (device, inode: one inode per ring) is checked before
+ * every use; when it is gone, ring_lose() withdraws every io_uring record
+ * (lookups stop reporting those keys) and then ends the ring by unmapping
+ * it (the kernel unpins), and the registrar reports "io_uring(lost)". */
+static struct { dev_t dev; ino_t ino; } ring_id;
+static int ring_lost;
 
 /* verbs, resolved with dlsym */
 static void* ibv_lib;
@@ -55,7 +66,6 @@ static int (*p_dereg_mr)(struct ibv_mr*);
 static struct ibv_pd* pd;              /* the PD we register with (ours or adopted) */
 static int pd_adopted;
 
-typedef void (*pa_release_fn)(void* base, size_t len, void* arg);
 PA_HIDDEN pa_release_fn pa_release_cb;
 PA_HIDDEN void* pa_release_arg;
 
@@ -125,11 +135,67 @@ static int uring_init(void) {
   if (ring_ok) return 0;
   int rc = pa_uring_init(&ring, 4);
   if (rc != 0) { why_fallback = "io_uring unavailable"; return rc; }
-  /* Out of the way of programs that expect low descriptor numbers. */
-  int hi = fcntl(ring.fd, F_DUPFD_CLOEXEC, 512);
+  /* Out of the way of programs that expect low descriptor numbers: 512 and
+     up, or the top quarter below a lower RLIMIT_NOFILE; close-on-exec. */
+  struct rlimit nf;
+  int from = 512;
+  if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur != RLIM_INFINITY && nf.rlim_cur < 1024) from = (int)(nf.rlim_cur * 3 / 4);
+  int hi = fcntl(ring.fd, F_DUPFD_CLOEXEC, from);
   if (hi >= 0) { close(ring.fd); ring.fd = hi; }
+  else fcntl(ring.fd, F_SETFD, FD_CLOEXEC);
+  struct stat st;
+  if (fstat(ring.fd, &st) != 0) { pa_uring_exit(&ring); why_fallback = "io_uring ring descriptor unusable"; return -EBADF; }
+  ring_id.dev = st.st_dev; ring_id.ino = st.st_ino;
   ring_ok = 1;
   return 0;
+}
+
+static int ring_alive(void) {
+  struct stat st;
+  return fstat(ring.fd, &st) == 0 && st.st_dev == ring_id.dev && st.st_ino == ring_id.ino;
+}
+
+static void withdraw_uring_records(pa_chunk_t* head) {
+  for (pa_chunk_t* c = head; c != NULL; c = c->next) {
+    pa_regrec_t* r = atomic_load(&c->reg);
+    if (r == NULL || r->backend != PA_REG_URING) continue;
+    atomic_store_explicit(&c->reg, NULL, memory_order_release);
+    c->unregistered = 1;
+    pinned -= r->len;
+    atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
+    atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
+    atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+    atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
+  }
+}
+
+/* pa_reg_lock held. The descriptor no longer names our ring: records first
+ * (no lookup reports a key from here on), then the ring ends with its last
+ * mapping. The number is the program's now: never closed here. */
+static void ring_check(void) {
+  if (!ring_ok || ring_alive()) return;
+  pthread_mutex_lock(&pa_chunk_lock);
+  pa_chunk_t* reg = pa_chunks;
+  pa_chunk_t* huge = pa_huge_all;
+  pthread_mutex_unlock(&pa_chunk_lock);
+  withdraw_uring_records(reg);       /* lists only grow at the head; trim needs pa_reg_lock to unmap */
+  withdraw_uring_records(huge);
+  if (ring.sqes != NULL) munmap(ring.sqes, ring.sqes_len);
+  if (ring.cq_map != NULL && ring.cq_map != ring.sq_map) munmap(ring.cq_map, ring.cq_map_len);
+  if (ring.sq_map != NULL) munmap(ring.sq_map, ring.sq_map_len);
+  ring.sqes = NULL; ring.cq_map = ring.sq_map = NULL;
+  ring_ok = 0;
+  ring_lost = 1;
+  pa_notice("the io_uring ring's descriptor was closed or replaced by the program: its registrations are "
+            "withdrawn, later chunks are served unregistered", NULL);
+}
+
+/* Before the stats are read: a lost ring shows there (pa_registrar_name). */
+PA_HIDDEN void pa_register_check(void) {
+  if (kind != PA_REG_URING) return;
+  pthread_mutex_lock(&pa_reg_lock);
+  ring_check();
+  pthread_mutex_unlock(&pa_reg_lock);
 }
 
 static void choose(void) {
@@ -144,18 +210,13 @@ static void choose(void) {
     else if (uring_init() == 0) kind = PA_REG_URING;
     else kind = PA_REG_MLOCK;
   }
-  if (pa_opts.verbose) {
-    pa_write_str(2, "pinarena: registrar ");
-    pa_write_str(2, pa_registrar_name());
-    if (*why_fallback) { pa_write_str(2, " ("); pa_write_str(2, why_fallback); pa_write_str(2, ")"); }
-    pa_write_str(2, "\n");
-  }
+  pa_notice("registrar ", pa_registrar_name(), *why_fallback ? " (" : "", why_fallback, *why_fallback ? ")" : "", NULL);
 }
 
 PA_HIDDEN const char* pa_registrar_name(void) {
   switch (kind) {
     case PA_REG_VERBS: return "verbs";
-    case PA_REG_URING: return "io_uring";
+    case PA_REG_URING: return ring_lost ? "io_uring(lost)" : "io_uring";
     case PA_REG_MLOCK: return "mlock";
     case PA_REG_NONE:  return "none";
     default:           return "pending";
@@ -166,7 +227,7 @@ PA_HIDDEN const char* pa_registrar_name(void) {
    One chunk (pa_reg_lock held)
 --------------------------------------------------------------------------- */
 
-PA_HIDDEN size_t pa_register_len(const pa_chunk* c) {
+PA_HIDDEN size_t pa_register_len(const pa_chunk_t* c) {
   size_t cap = (size_t)1 << c->shift;
   if (c->kind != PA_CHUNK_HUGE) return cap;
   size_t ext = c->huge_obj != NULL ? pa_huge_extent(c) : c->huge_dirty;
@@ -175,19 +236,18 @@ PA_HIDDEN size_t pa_register_len(const pa_chunk* c) {
   return len < cap ? len : cap;
 }
 
-static void mark_unregistered(pa_chunk* c, size_t len, const char* why) {
+static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why) {
   c->unregistered = 1;
   atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
   atomic_fetch_add(&pa_gstats.unreg_bytes, len);
   if (kind != PA_REG_NONE && !warned_unreg) {
     warned_unreg = 1;
-    pa_write_str(2, "pinarena: could not register a chunk (");
-    pa_write_str(2, why);
-    pa_write_str(2, "); serving unregistered memory from here on — it stays mapped, never returned to the OS\n");
+    pa_notice("could not register a chunk (", why,
+              "); serving unregistered memory from here on — it stays mapped, never returned to the OS", NULL);
   }
 }
 
-static int backend_register(int k, pa_chunk* c, size_t len, pa_regrec_t* r, const char** why) {
+static int backend_register(int k, pa_chunk_t* c, size_t len, pa_regrec_t* r, const char** why) {
   memset(r, 0, sizeof(*r));
   r->base = (uintptr_t)c;
   r->len = len;
@@ -203,6 +263,8 @@ static int backend_register(int k, pa_chunk* c, size_t len, pa_regrec_t* r, cons
     return 0;
   }
   if (k == PA_REG_URING) {
+    ring_check();
+    if (!ring_ok) { *why = "io_uring ring descriptor closed by the program"; return -1; }
     int rc = pa_uring_register(&ring, c, len, &r->ureg);
     if (rc != 0) { *why = rc == -ENOMEM ? "io_uring: RLIMIT_MEMLOCK" : "io_uring_register failed"; return -1; }
     r->lkey = r->rkey = r->ureg.first;           /* fixed-buffer index */
@@ -218,7 +280,7 @@ static int backend_register(int k, pa_chunk* c, size_t len, pa_regrec_t* r, cons
 
 static void backend_release(pa_regrec_t* r) {
   if (r->backend == PA_REG_VERBS) p_dereg_mr((struct ibv_mr*)r->mr);
-  else if (r->backend == PA_REG_URING && ring_ok) pa_uring_unregister(&ring, &r->ureg);
+  else if (r->backend == PA_REG_URING && ring_ok) { ring_check(); if (ring_ok) pa_uring_unregister(&ring, &r->ureg); }
   else if (r->backend == PA_REG_MLOCK) pa_mlock_unregister((void*)r->base, r->len);
 }
 
@@ -229,7 +291,7 @@ static void account(pa_regrec_t* r, int sign) {
 
 /* A free record slot of c: the next unused one, else (every slot made) the
  * oldest retired record is released to make room. */
-static pa_regrec_t* record_slot(pa_chunk* c) {
+static pa_regrec_t* record_slot(pa_chunk_t* c) {
   if (c->nrecs < PA_CHUNK_RECS) return &c->recs[c->nrecs++];
   pa_regrec_t* live = atomic_load_explicit(&c->reg, memory_order_relaxed);
   for (size_t i = 0; i < PA_CHUNK_RECS; i++) {
@@ -246,7 +308,7 @@ static pa_regrec_t* record_slot(pa_chunk* c) {
 /* Register c over `len` bytes from its start (pa_reg_lock held, in_reg set).
  * A record already covering len is kept; a narrower one stays registered
  * (its keys were handed out) and the wider one is published over it. */
-static int reg_one(pa_chunk* c, size_t len) {
+static int reg_one(pa_chunk_t* c, size_t len) {
   int saved = errno;
   if (kind < 0) choose();                     /* may allocate: nested chunks go pending */
   pa_regrec_t* old = atomic_load_explicit(&c->reg, memory_order_relaxed);
@@ -274,7 +336,7 @@ static int reg_one(pa_chunk* c, size_t len) {
 
 static void drain_pending(void) {
   while (pending != NULL) {
-    pa_chunk* c = pending;
+    pa_chunk_t* c = pending;
     pending = c->next_pending;
     c->next_pending = NULL;
     c->pending = 0;
@@ -282,16 +344,16 @@ static void drain_pending(void) {
   }
 }
 
-static void push_pending(pa_chunk* c) {
+static void push_pending(pa_chunk_t* c) {
   if (c->pending) return;
   c->pending = 1; c->next_pending = pending; pending = c;
 }
 
-PA_HIDDEN void pa_register_chunk(pa_chunk* c) {
+PA_HIDDEN void pa_register_chunk(pa_chunk_t* c) {
   pa_register_cover(c, pa_register_len(c));
 }
 
-PA_HIDDEN int pa_register_cover(pa_chunk* c, size_t len) {
+PA_HIDDEN int pa_register_cover(pa_chunk_t* c, size_t len) {
   if (in_reg) { push_pending(c); return -EAGAIN; }   /* nested, from inside the registrar: lock held */
   pthread_mutex_lock(&pa_reg_lock);
   int rc = -EAGAIN;
@@ -318,20 +380,19 @@ PA_HIDDEN void pa_register_ready(void) {
   pthread_mutex_unlock(&pa_reg_lock);
 }
 
-PA_HIDDEN void pa_register_release(pa_chunk* c) {
+PA_HIDDEN void pa_register_release(pa_chunk_t* c) {
   pthread_mutex_lock(&pa_reg_lock);
   pa_regrec_t* live = atomic_exchange(&c->reg, NULL);
-  if (live != NULL) {
-    in_reg = 1;
-    for (size_t i = 0; i < c->nrecs; i++) {
-      pa_regrec_t* r = &c->recs[i];
-      if (r->len == 0) continue;
-      backend_release(r);
-      account(r, -1);
-      r->len = 0;
-    }
-    in_reg = 0;
-  } else if (c->unregistered) {
+  in_reg = 1;
+  for (size_t i = 0; i < c->nrecs; i++) {
+    pa_regrec_t* r = &c->recs[i];
+    if (r->len == 0) continue;
+    backend_release(r);
+    account(r, -1);
+    r->len = 0;
+  }
+  in_reg = 0;
+  if (live == NULL && c->unregistered) {
     atomic_fetch_sub(&pa_gstats.unreg_chunks, 1);
     atomic_fetch_sub(&pa_gstats.unreg_bytes, pa_register_len(c));
   }
@@ -339,7 +400,7 @@ PA_HIDDEN void pa_register_release(pa_chunk* c) {
   pthread_mutex_unlock(&pa_reg_lock);
 }
 
-PA_HIDDEN void pa_register_notify_release(pa_chunk* c) {
+PA_HIDDEN void pa_register_notify_release(pa_chunk_t* c) {
   pa_release_fn cb = pa_release_cb;
   if (cb != NULL) cb(c, (size_t)1 << c->shift, pa_release_arg);
 }
@@ -351,8 +412,8 @@ PA_HIDDEN void pa_register_notify_release(pa_chunk* c) {
 /* Every record of every registered chunk again under the new PD; the old
  * registrations go (keys from earlier lookups become invalid, as the header
  * says). The live record is the widest: only it is made again. */
-static void reregister_list(pa_chunk* head) {
-  for (pa_chunk* c = head; c != NULL; c = c->next) {
+static void reregister_list(pa_chunk_t* head) {
+  for (pa_chunk_t* c = head; c != NULL; c = c->next) {
     pa_regrec_t* old = atomic_load(&c->reg);
     if (old == NULL) continue;
     pa_regrec_t fresh;
@@ -393,8 +454,8 @@ PA_HIDDEN int pa_register_set_pd(void* newpd) {
     if (kind >= 0) {
       /* Already registering: move every registered chunk to the new PD. */
       pthread_mutex_lock(&pa_chunk_lock);
-      pa_chunk* reg = pa_chunks;
-      pa_chunk* huge = pa_huge_all;
+      pa_chunk_t* reg = pa_chunks;
+      pa_chunk_t* huge = pa_huge_all;
       pthread_mutex_unlock(&pa_chunk_lock);
       kind = PA_REG_VERBS;
       reregister_list(reg);          /* lists only grow at the head: safe to walk unlocked */
@@ -421,7 +482,61 @@ PA_HIDDEN void* pa_register_pd(void) {
    fork: the child's copies of our chunks are not pinned by anything
 --------------------------------------------------------------------------- */
 
+/* fork from a program whose other threads go on writing. The kernel copies
+ * pinned pages into the child one by one during fork while those threads
+ * write them, so the child would see each page as of a different moment (a
+ * block taken from a free list on one page, the list head on another still
+ * pointing at it). Pages that are not pinned are shared copy-on-write and
+ * the child sees them as of one moment, as under glibc. So the io_uring
+ * registrations are suspended around fork (pa_reg_lock and pa_chunk_lock
+ * held by the fork handler) and resumed in the parent into the same slots:
+ * the keys do not change. The cost is one unpin and one pin of every
+ * registered chunk per fork (README). Verbs memory regions cannot be
+ * suspended without new keys: see FORK.md. */
+static int suspended;
+
+/* Every io_uring record made (the live one and the narrower ones a huge
+ * object's widening kept registered). */
+static void for_each_uring_record(void (*fn)(pa_chunk_t*, pa_regrec_t*)) {
+  pa_chunk_t* lists[2] = { pa_chunks, pa_huge_all };
+  for (int l = 0; l < 2; l++)
+    for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next)
+      for (uint32_t i = 0; i < c->nrecs; i++) {
+        pa_regrec_t* r = &c->recs[i];
+        if (r->len != 0 && r->backend == PA_REG_URING) fn(c, r);
+      }
+}
+
+static void suspend_one(pa_chunk_t* c, pa_regrec_t* r) { (void)c; pa_uring_suspend(&ring, &r->ureg); }
+
+static void resume_one(pa_chunk_t* c, pa_regrec_t* r) {
+  if (pa_uring_resume(&ring, &r->ureg) == 0) return;
+  if (atomic_load(&c->reg) == r) {
+    atomic_store_explicit(&c->reg, NULL, memory_order_release);   /* no key for what is not pinned */
+    c->unregistered = 1;
+    atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+    atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
+  }
+  account(r, -1);
+  r->len = 0;
+}
+
+PA_HIDDEN void pa_register_atfork_prepare(void) {
+  if (kind != PA_REG_URING || !ring_ok) return;
+  ring_check();
+  if (!ring_ok) return;
+  for_each_uring_record(suspend_one);
+  suspended = 1;
+}
+
+PA_HIDDEN void pa_register_atfork_parent(void) {
+  if (!suspended) return;
+  suspended = 0;
+  if (ring_ok) for_each_uring_record(resume_one);
+}
+
 PA_HIDDEN void pa_register_atfork_child(void) {
+  suspended = 0;
   /* Registrations (ring, verbs context) belong to the parent. The child
      starts over: inherited chunks report unregistered, new chunks register
      with a registrar of the child's own. */
@@ -431,9 +546,9 @@ PA_HIDDEN void pa_register_atfork_child(void) {
   pinned = 0;
   in_reg = 0;
   pending = NULL;
-  pa_chunk* lists[2] = { pa_chunks, pa_huge_all };
+  pa_chunk_t* lists[2] = { pa_chunks, pa_huge_all };
   for (int l = 0; l < 2; l++) {
-    for (pa_chunk* c = lists[l]; c != NULL; c = c->next) {
+    for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next) {
       if (atomic_exchange(&c->reg, NULL) != NULL) {
         c->unregistered = 1;
         atomic_fetch_add(&pa_gstats.unreg_chunks, 1);

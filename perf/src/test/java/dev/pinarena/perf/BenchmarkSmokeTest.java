@@ -34,7 +34,8 @@ class BenchmarkSmokeTest
             .include(CrossThreadFreeBenchmark.class.getSimpleName())
             .include(SendMemoryBenchmark.class.getSimpleName())
             .param("size", "4096", "1048576"));
-        assertEquals(22, results.size(), "4 contenders x 2 sizes x (one thread, two threads) + 3 send strategies x 2 sizes");
+        assertEquals(24, results.size(),
+            "(5 one-thread + 4 two-thread contenders) x 2 sizes + 3 send strategies x 2 sizes");
 
         // The suite's CSV and the report sections read what JMH produced.
         JmhSuite.write(results, dir.resolve("jmh.csv"));
@@ -44,6 +45,22 @@ class BenchmarkSmokeTest
         assertTrue(markdown.contains("| 4 KiB |"), markdown);
         assertTrue(markdown.contains("registerPerSend ÷ arenaBuffer"), markdown);
         assertTrue(Files.size(dir.resolve("report").resolve("send-cost.png")) > 1000);
+    }
+
+    @Test
+    void batchManyToOneAndNettyBenchmarksRunOnceAndFeedTheReport(@TempDir final Path dir) throws Exception
+    {
+        final Collection<RunResult> results = runOnce(new OptionsBuilder()
+            .include(BatchBenchmark.class.getSimpleName())
+            .include(ManyToOneBenchmark.class.getSimpleName())
+            .include(NettyAllocatorBenchmark.class.getSimpleName())
+            .param("size", "4096"));
+        assertEquals(6, results.size(), "pinarena and Netty pooled in each of the three");
+        JmhSuite.write(results, dir.resolve("jmh.csv"));
+        ReportMain.main(new String[] {dir.toString(), dir.resolve("report").toString(), "quick"});
+        final String markdown = Files.readString(dir.resolve("report").resolve("REPORT.md"));
+        assertTrue(markdown.contains("## How much faster are many producers to one consumer"), markdown);
+        assertTrue(markdown.contains("## How much faster is Netty's own allocator interface"), markdown);
     }
 
     @Test

@@ -1,0 +1,97 @@
+/* test_corrupt.c — memory errors that would hand a block out twice or make
+ * the allocator follow a wild pointer: each must end in an abort with one
+ * line naming the pointer, never in a second owner or a SIGSEGV. Each case
+ * runs in its own child process. */
+#include "child.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LARGE (1u << 20)
+
+/* A large object is freed, small blocks take its memory, then the program
+ * frees the large object again (a stale pointer). The small block that
+ * starts where the large object started is live: freeing it would let the
+ * next malloc hand it out a second time. */
+static void stale_large_free(void* arg) {
+  char* large = arg;
+  free(large);
+  char* hit = NULL;
+  for (int i = 0; i < 400000 && hit == NULL; i++) {
+    char* b = malloc(40);
+    memset(b, 0x5a, 40);
+    if (((uintptr_t)b & ~(uintptr_t)0xffff) == (uintptr_t)large) hit = b;   /* the same 64 KiB slice */
+  }
+  if (hit == NULL) _exit(3);                  /* the slice was never reused: nothing to test */
+  free(large);                                /* stale */
+  char* again = malloc(40);
+  char* again2 = malloc(40);
+  if (again == large || again2 == large) _exit(4);   /* a live block handed out twice */
+  _exit(5);
+}
+
+TEST(shim_corrupt_stale_free_of_large_after_small_reuse) {
+  char* large = malloc(LARGE);
+  CHECK(large != NULL && ((uintptr_t)large & 0xffff) == 0, "a large object starts a slice: %p", (void*)large);
+  su_result_t r = su_run(stale_large_free, large);
+  CHECK(!(r.status == 3), "small blocks never reused the large object's slice");
+  CHECK(r.status != 4, "stale free of %p after reuse freed a live block, then malloc handed it out again: err='%s'",
+        (void*)large, r.err);
+  su_expect_abort(stale_large_free, large, "free(): invalid pointer", large);
+}
+
+/* An 8-byte overflow out of a live block into the link of the free block
+ * after it. The first malloc takes the damaged block; the link it leaves
+ * behind is garbage, and the second malloc would follow it. */
+static char* victim;
+static void overflow_into_link(void* arg) {
+  char* p = arg;
+  memset(p, 'A', 48 + 8);                     /* the 8 bytes after p's 48 are victim's link */
+  void* a = malloc(48);
+  void* b = malloc(48);
+  (void)a; (void)b;
+  _exit(0);
+}
+
+TEST(shim_corrupt_overflow_into_free_link) {
+  char* p = malloc(48);
+  victim = malloc(48);
+  char* keep = malloc(48);
+  CHECK(victim == p + 48, "consecutive blocks of one class: %p then %p", (void*)p, (void*)victim);
+  free(victim);                               /* head of the span's free list, link to the rest */
+  su_result_t r = su_run(overflow_into_link, p);
+  CHECK(!(r.signaled && r.sig == 11), "the wild link was followed: SIGSEGV, no message");
+  su_expect_abort(overflow_into_link, p, "corrupted free list", victim);
+  free(keep);
+}
+
+/* The same overflow into a block freed by another thread (on the span's
+ * remote list): the owner must not follow the damaged link when it takes
+ * the remote frees in. */
+static void* free_it(void* b) { free(b); return NULL; }
+#include <pthread.h>
+static void overflow_into_remote_link(void* arg) {
+  char* p = arg;
+  memset(p, 'B', 48 + 8);
+  for (int i = 0; i < 100000; i++) { void* a = malloc(48); (void)a; }
+  _exit(0);
+}
+
+TEST(shim_corrupt_overflow_into_remote_free_link) {
+  char* p = malloc(48);
+  char* v = malloc(48);
+  char* w = malloc(48);
+  CHECK(v == p + 48, "consecutive blocks of one class");
+  pthread_t t;
+  pthread_create(&t, NULL, free_it, w);       /* remote frees: w, then v on top (v links to w) */
+  pthread_join(t, NULL);
+  pthread_create(&t, NULL, free_it, v);
+  pthread_join(t, NULL);
+  su_result_t r = su_run(overflow_into_remote_link, p);
+  CHECK(!(r.signaled && r.sig == 11), "the wild link was followed: SIGSEGV, no message");
+  CHECK(r.signaled && r.sig == 6, "expected an abort, got signaled=%d sig=%d status=%d", r.signaled, r.sig, r.status);
+  CHECK(strstr(r.err, "corrupted free list") != NULL || strstr(r.err, "write after free") != NULL, "message: '%s'", r.err);
+  NOTE("%s", strtok(r.err, "\n"));
+}
