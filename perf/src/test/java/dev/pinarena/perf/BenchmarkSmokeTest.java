@@ -1,6 +1,7 @@
 package dev.pinarena.perf;
 
 import dev.pinarena.perf.cache.CacheHitBenchmark;
+import dev.pinarena.perf.cache.JnrCrossingBenchmark;
 import dev.pinarena.perf.report.ReportMain;
 import dev.pinarena.perf.suite.JmhSuite;
 import org.junit.jupiter.api.Test;
@@ -70,6 +71,14 @@ class BenchmarkSmokeTest
             .include(CacheHitBenchmark.class.getSimpleName())
             .param("size", "65536"));
         assertEquals(3, results.size(), "hit, miss, rawRegistration");
+    }
+
+    @Test
+    void jnrCrossingBenchmarkRunsOnce() throws Exception
+    {
+        final Collection<RunResult> results = runOnce(new OptionsBuilder()
+            .include(JnrCrossingBenchmark.class.getSimpleName()));
+        assertEquals(4, results.size(), "downcall, downcallWithPointer, qsortCallsC, qsortCallsJava");
     }
 
     /** One short measured iteration of each selected benchmark, in one fork; every one must give a score. */
