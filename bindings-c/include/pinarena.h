@@ -35,7 +35,9 @@ enum pinarena_backend {
 #define PINARENA_RKEY_NONE 0u
 
 typedef struct pinarena_region {
-  void*    base;               /* the registered range: a whole chunk; for a remote buffer exactly the buffer */
+  void*    base;               /* the registered range: a whole chunk, or a huge object's chunk up to the
+                                  object's end (page-rounded, widened to a power of two); for a remote
+                                  buffer exactly the buffer */
   size_t   length;
   uint32_t lkey;
   uint32_t rkey;               /* PINARENA_RKEY_NONE for heap memory (see "Remote access" below) */
@@ -44,8 +46,11 @@ typedef struct pinarena_region {
 } pinarena_region_t;
 
 /* The registration covering [p, p + len) for a pointer the shim handed out.
- * Heap memory: O(1), lock-free, callable from any thread and from signal
- * handlers; lkey is usable, rkey is PINARENA_RKEY_NONE (the heap is
+ * With PINARENA_REGISTER=lazy (the default) the first lookup into a chunk
+ * registers it (takes a lock, may allocate: not from a signal handler);
+ * every later lookup into it is O(1), lock-free, callable from any thread
+ * and from signal handlers (with PINARENA_REGISTER=eager, every lookup).
+ * Heap memory: lkey is usable, rkey is PINARENA_RKEY_NONE (the heap is
  * registered for local access only, unless PINARENA_HEAP_REMOTE=1). A
  * buffer from pinarena_alloc_remote: base/length are the exposed buffer
  * (the whole remote chunk with PINARENA_REMOTE_KEYS=chunk) and rkey its
@@ -53,7 +58,8 @@ typedef struct pinarena_region {
  * Returns 0 (registered, *out filled); -ENODATA: the memory is the shim's
  * but not registered (pin cap, RLIMIT_MEMLOCK, registrar none, inherited
  * across fork), *out filled with registered = 0; -ENOENT: not the shim's
- * memory; -ERANGE: the range leaves the chunk (len too large). */
+ * memory (a huge object's reserved room above its pages included); -ERANGE:
+ * the range leaves the chunk or the huge object (len too large). */
 int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
 
 /* ---------------------------------------------------------------------------
@@ -114,7 +120,8 @@ const char* pinarena_remote_keys(void);
 const char* pinarena_remote_keys_why(void);
 
 /* The protection domain (struct ibv_pd*) chunks are registered with, or
- * NULL when the registrar is not verbs. */
+ * NULL when the registrar is not verbs. With lazy registration the first
+ * call chooses the registrar (as the first lookup would). */
 void* pinarena_pd(void);
 
 /* Register with the application's protection domain (struct ibv_pd*) so its
@@ -128,7 +135,11 @@ int pinarena_set_pd(void* ibv_pd);
 /* Called before any registered memory leaves the process, with the range
  * about to be deregistered and unmapped. Only pinarena_trim() releases
  * memory, and only chunks with nothing allocated in them: this is the
- * notification an MPI registration cache needs to drop its entries. */
+ * notification an MPI registration cache needs to drop its entries. Also
+ * called from inside realloc when a huge object outgrows its chunk and its
+ * pages move to a new address (as glibc's realloc calls mremap): the old
+ * address range is never used again (kept PROT_NONE), the frames are the
+ * object's at its new address. */
 typedef void (*pinarena_release_fn)(void* base, size_t length, void* arg);
 void pinarena_set_release_callback(pinarena_release_fn fn, void* arg);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <linux/mman.h>
 
@@ -144,6 +145,88 @@ static int os_map_backing(size_t size, pa_backing_t b, void** out) {
   if (err != 0) { os_munmap(aligned, size); return err; }
   *out = aligned;
   return 0;
+}
+
+int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int lazy_flags, pa_mapping_t* out) {
+  if (size < PA_CHUNK_MIN || (size & (PA_CHUNK_MIN - 1)) != 0 || align < PA_CHUNK_MIN || !is_pow2(align))
+    return -EINVAL;
+  if (size + align < size) return -ENOMEM;
+  /* An aligned range of `size` bytes of address space: first without extra
+     (the kernel's pick may happen to be aligned, or it takes an aligned hint),
+     so that a tight RLIMIT_AS is not spent on alignment; else reserve
+     size + align and trim. */
+  size_t resv = size;
+  char* base = os_mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (base != MAP_FAILED && ((uintptr_t)base & (align - 1)) != 0) {
+    /* mappings grow down: the aligned address below is the likely free one */
+    char* below = (char*)((uintptr_t)base & ~(uintptr_t)(align - 1));
+    char* hints[2] = { below, below + align };
+    os_munmap(base, size);
+    base = MAP_FAILED;
+    for (int i = 0; i < 2 && base == MAP_FAILED; i++) {
+      if (hints[i] == NULL) continue;
+      base = os_mmap(hints[i], size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+      if (base != MAP_FAILED && base != hints[i]) { os_munmap(base, size); base = MAP_FAILED; errno = EEXIST; }
+    }
+  }
+  if (base == MAP_FAILED) {
+    resv = size + align - 4096;                    /* room for an aligned start, nothing more */
+    base = os_mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+    if (base == MAP_FAILED) return -errno;
+  }
+  char* aligned = (char*)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | ((lazy_flags & PA_LAZY_NORESERVE) ? MAP_NORESERVE : 0);
+  if (b == PA_BACK_HUGETLB_2M) flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);
+  else if (b == PA_BACK_HUGETLB_1G) flags |= MAP_HUGETLB | (30 << MAP_HUGE_SHIFT);
+  void* p = os_mmap(aligned, size, PROT_READ | PROT_WRITE, flags);   /* over our own reservation */
+  if (p == MAP_FAILED) { int err = -errno; os_munmap(base, resv); return err; }
+  if (aligned > base) os_munmap(base, (size_t)(aligned - base));
+  char* tail = aligned + size;
+  if (tail < base + resv) os_munmap(tail, (size_t)(base + resv - tail));
+  if (b == PA_BACK_THP) os_madvise(aligned, size, MADV_HUGEPAGE);    /* best effort: EINVAL without THP */
+  else if (b == PA_BACK_4K && !(lazy_flags & PA_LAZY_SYSTEM_THP)) os_madvise(aligned, size, MADV_NOHUGEPAGE);
+  out->addr = aligned; out->size = size; out->backing = b;
+  out->page_size = b == PA_BACK_HUGETLB_2M ? 2 * PA_MiB : b == PA_BACK_HUGETLB_1G ? PA_GiB : 4096;
+  out->thp_bytes = 0;
+  return 0;
+}
+
+int pa_os_move_pages(void* from, size_t len, void* to) {
+  uintptr_t a = (uintptr_t)from;
+  void* r = (void*)syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  if (r == MAP_FAILED) return -errno;
+  pa_iv_post(a, a + len);
+  /* the old range stays ours, unusable: nothing else may be mapped there (a cache holding a registration
+     of the old address would see new frames behind it) */
+  os_mmap(from, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE);
+  pa_iv_post(a, a + len);
+  return 0;
+}
+
+void pa_os_zero_touched(void* addr, size_t len) {
+  const size_t page = 4096;
+  char* p = (char*)addr;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ((uintptr_t)p & (page - 1)) != 0) { if (fd >= 0) close(fd); memset(p, 0, len); return; }
+  uint64_t ent[512];                                 /* 2 MiB of address space per read */
+  size_t done = 0;
+  while (done < len) {
+    size_t pages = (len - done + page - 1) / page;
+    if (pages > 512) pages = 512;
+    off_t at = (off_t)(((uintptr_t)p + done) / page * sizeof(uint64_t));
+    ssize_t got = pread(fd, ent, pages * sizeof(uint64_t), at);
+    if (got != (ssize_t)(pages * sizeof(uint64_t))) { memset(p + done, 0, len - done); break; }
+    for (size_t i = 0; i < pages; i++) {
+      size_t n = len - done < page ? len - done : page;
+      if (ent[i] & (3ULL << 62)) memset(p + done, 0, n);   /* present or swapped: may hold data */
+      done += n;
+    }
+  }
+  close(fd);
+}
+
+int pa_os_prefer_huge(void* addr, size_t len) {
+  return os_madvise(addr, len, MADV_HUGEPAGE) == 0 ? 0 : -errno;
 }
 
 /* Fill page_size / thp_bytes from what smaps says, never from what we asked. */

@@ -2,8 +2,9 @@
  * page size the kernel actually gave us.
  *
  * A chunk is the unit pinarena registers (pins) for RDMA / io_uring. It is
- * mapped once, populated up front (so registration never faults on pages
- * that do not exist yet) and, while registered, NEVER returned to the OS:
+ * mapped once, either populated up front (pa_os_map_chunk) or lazily
+ * (pa_os_map_lazy: pages come at first touch; a registration populates what
+ * it pins) and, while registered, NEVER returned to the OS:
  *
  *   INVARIANT: a registered page is never unmapped, remapped, madvised away
  *   (MADV_DONTNEED / MADV_FREE) or mprotected while registered. pa_os_unmap_chunk
@@ -60,6 +61,34 @@ extern const pa_backing_t pa_backing_default[PA_BACK_COUNT];
  * Returns 0, or -errno of the last attempt (-EINVAL for a bad size,
  * -ENOMEM typically when every backing was refused). */
 int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_mapping_t* out);
+
+/* Map `size` bytes aligned to `align` (powers of two, align >= 2 MiB, size a multiple of 2 MiB) WITHOUT
+ * populating them: a page exists once it is touched or pinned, so untouched memory costs no RSS, no
+ * memory-cgroup charge and no fork copy. `b`: PA_BACK_4K (MADV_NOHUGEPAGE, or with PA_LAZY_SYSTEM_THP no
+ * advice: the system's THP policy applies, as for the program's own mappings), PA_BACK_THP
+ * (MADV_HUGEPAGE), PA_BACK_HUGETLB_2M (hugetlb pool pages, reserved at mmap: a short pool fails here
+ * with ENOMEM). PA_LAZY_NORESERVE: MAP_NORESERVE (no commit charge for address space that may never be
+ * touched). The address range is reserved with at most size + align bytes of
+ * address space at once. page_size reports the backing's page (4 KiB or 2 MiB), not read back.
+ * Returns 0 or -errno. */
+#define PA_LAZY_NORESERVE  1
+#define PA_LAZY_SYSTEM_THP 2
+int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int flags, pa_mapping_t* out);
+
+/* Advise huge pages for [addr, addr + len) before it is pinned, so that the parts nobody touched yet are
+ * populated with 2 MiB pages by the pin. Keeps every page. Returns 0 or -errno. */
+int pa_os_prefer_huge(void* addr, size_t len);
+
+/* Move the pages of [from, from + len) to `to` (page-aligned, `to` a range of untouched pages of ours)
+ * without copying them: the frames (pinned ones included) go with the contents. [from, from + len) is
+ * then reserved PROT_NONE, never to be used again, and posted to the invalidation sinks (an address-keyed
+ * cache must not find the old address any more). Returns 0 or -errno (nothing moved). */
+int pa_os_move_pages(void* from, size_t len, void* to);
+
+/* Zero [addr, addr + len) (addr page-aligned) without populating it: pages that were never populated
+ * (neither present nor swapped out, per /proc/self/pagemap) read as zero already and are left alone.
+ * Without pagemap, memset. */
+void pa_os_zero_touched(void* addr, size_t len);
 
 /* Return a chunk to the OS. Only for chunks that are NOT registered (see the
  * invariant above). Returns 0 or -errno. */

@@ -1,5 +1,6 @@
 /* bench.c — allocator workloads, run once per allocator under LD_PRELOAD.
- *   pinarena-bench churn|prodcons|larson|realloc
+ *   pinarena-bench churn|prodcons|larson|realloc                 (small objects: time)
+ *   pinarena-bench big|huge|aligned|regrow|strgrow|calloc|phased|fork (what a program holds: memory)
  * Prints: workload seconds peak_kb, where peak_kb = VmHWM + HugetlbPages
  * (hugetlb memory is not in RSS; pinarena's chunks may live there). */
 #define _GNU_SOURCE
@@ -132,6 +133,141 @@ static void realloc_growth(void) {
   for (int i = 0; i < 8; i++) free(keep[i]);
 }
 
+/* Memory workloads: what an allocator makes a program hold (peak RSS + hugetlb pages) for objects from
+ * 64 KiB to 1 GiB. Each touches what a real program would: the bytes it writes, no more. */
+
+/* Write one byte in every page of [p, p + n): the program uses the whole object. */
+static void touch(char* p, size_t n) { for (size_t o = 0; o < n; o += 4096) p[o] = 1; if (n) p[n - 1] = 1; }
+
+/* 5. big: 64 live objects of 64 KiB..4 MiB (log-uniform), 200 000 random replacements, each new object
+ *    written in every page. */
+static void big(void) {
+  enum { LIVE = 64 };
+  static char* slot[LIVE];
+  uint64_t s = 7;
+  for (long i = 0; i < 200000; i++) {
+    size_t k = rnd(&s) % LIVE;
+    free(slot[k]);
+    size_t n = (size_t)65536 << (rnd(&s) % 7);
+    n += rnd(&s) % n;                          /* 64 KiB .. 8 MiB, capped below */
+    if (n > ((size_t)4 << 20)) n = (size_t)4 << 20;
+    slot[k] = malloc(n);
+    touch(slot[k], n);
+  }
+  for (int k = 0; k < LIVE; k++) free(slot[k]);
+}
+
+/* 6. huge: objects of 5 MiB, 96 MiB, 300 MiB and 1 GiB, one live at a time, only their first 1 MiB
+ *    written (a buffer sized for the worst case). */
+static void huge(void) {
+  const size_t sizes[] = { (size_t)5 << 20, (size_t)96 << 20, (size_t)300 << 20, (size_t)1 << 30 };
+  for (int r = 0; r < 3; r++)
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+      char* p = malloc(sizes[i]);
+      if (p == NULL) { perror("huge: malloc"); exit(1); }
+      touch(p, (size_t)1 << 20);
+      free(p);
+    }
+}
+
+/* 7. aligned: 100 x posix_memalign(2 MiB, 4 KiB) and 2000 page-aligned objects of 4..64 KiB, all
+ *    written, all live at the end. */
+static void aligned(void) {
+  static void* a[100];
+  static void* b[2000];
+  uint64_t s = 3;
+  for (int i = 0; i < 100; i++) { if (posix_memalign(&a[i], (size_t)2 << 20, 4096) != 0) exit(1); touch(a[i], 4096); }
+  for (int i = 0; i < 2000; i++) {
+    size_t n = 4096 * (1 + rnd(&s) % 16);
+    b[i] = aligned_alloc(4096, n);
+    if (b[i] == NULL) exit(1);
+    touch(b[i], n);
+  }
+  for (int i = 0; i < 100; i++) free(a[i]);
+  for (int i = 0; i < 2000; i++) free(b[i]);
+}
+
+/* 8. regrow: one buffer grown by realloc x1.5 from 1 KiB to 1 GiB, the new part written each time
+ *    (a vector being filled). */
+static void regrow(void) {
+  char* p = NULL;
+  size_t have = 0;
+  for (size_t n = 1024; n <= ((size_t)1 << 30); n = n + n / 2) {
+    p = realloc(p, n);
+    if (p == NULL) { perror("regrow: realloc"); exit(1); }
+    memset(p + have, 1, n - have);
+    have = n;
+  }
+  free(p);
+}
+
+/* 9. strgrow: a 4 KiB string grown by realloc in 1..97 byte steps to ~97 KiB, 3000 times. */
+static void strgrow(void) {
+  uint64_t s = 11;
+  for (int r = 0; r < 3000; r++) {
+    size_t n = 4096;
+    char* p = malloc(n);
+    p[0] = 1;
+    while (n < 97 * 1024) {
+      size_t m = n + 1 + rnd(&s) % 97;
+      p = realloc(p, m);
+      p[m - 1] = (char)m;
+      n = m;
+    }
+    free(p);
+  }
+}
+
+/* 10. calloc: zeroed arrays of 64 MiB, 256 MiB and 1 GiB, each written sparsely (one page in 64),
+ *     freed; three rounds (a sparse matrix, a bitmap). */
+static void calloc_huge(void) {
+  const size_t sizes[] = { (size_t)64 << 20, (size_t)256 << 20, (size_t)1 << 30 };
+  for (int r = 0; r < 3; r++)
+    for (size_t i = 0; i < 3; i++) {
+      char* p = calloc(1, sizes[i]);
+      if (p == NULL) { perror("calloc"); exit(1); }
+      for (size_t o = 0; o < sizes[i]; o += 64 * 4096) { if (p[o] != 0) { fprintf(stderr, "calloc: not zero\n"); exit(1); } p[o] = 1; }
+      free(p);
+    }
+}
+
+/* 11. phased: build 256 MiB of objects of 16 B..1 MiB, free them all, build again with another size
+ *     mix; four phases. */
+static void phased(void) {
+  enum { MAXN = 400000 };
+  static char* obj[MAXN];
+  uint64_t s = 5;
+  for (int phase = 0; phase < 4; phase++) {
+    size_t total = 0, n = 0;
+    unsigned maxlog = phase % 2 ? 20 : 12;       /* small-object phases and mixed phases */
+    while (total < ((size_t)256 << 20) && n < MAXN) {
+      size_t sz = (size_t)16 << (rnd(&s) % (maxlog - 3));
+      sz += rnd(&s) % sz;
+      obj[n] = malloc(sz);
+      touch(obj[n], sz);
+      total += sz; n++;
+    }
+    for (size_t i = 0; i < n; i++) free(obj[i]);
+  }
+}
+
+/* 12. fork: a 1 GiB heap of 1 MiB objects, written; 20 x fork + child exits at once + wait (system()). */
+#include <sys/wait.h>
+#include <unistd.h>
+static void fork_heap(void) {
+  enum { N = 1024 };
+  static char* o[N];
+  for (int i = 0; i < N; i++) { o[i] = malloc((size_t)1 << 20); if (o[i] == NULL) exit(1); touch(o[i], (size_t)1 << 20); }
+  for (int r = 0; r < 20; r++) {
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); exit(1); }
+    if (pid == 0) _exit(o[r][0] == 1 ? 0 : 1);
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) { fprintf(stderr, "fork: child failed\n"); exit(1); }
+  }
+  for (int i = 0; i < N; i++) free(o[i]);
+}
+
 int main(int argc, char** argv) {
   const char* w = argc > 1 ? argv[1] : "churn";
   if (argc > 2) churn_ops = atol(argv[2]);
@@ -140,6 +276,14 @@ int main(int argc, char** argv) {
   else if (!strcmp(w, "prodcons")) prodcons();
   else if (!strcmp(w, "larson")) larson();
   else if (!strcmp(w, "realloc")) realloc_growth();
+  else if (!strcmp(w, "big")) big();
+  else if (!strcmp(w, "huge")) huge();
+  else if (!strcmp(w, "aligned")) aligned();
+  else if (!strcmp(w, "regrow")) regrow();
+  else if (!strcmp(w, "strgrow")) strgrow();
+  else if (!strcmp(w, "calloc")) calloc_huge();
+  else if (!strcmp(w, "phased")) phased();
+  else if (!strcmp(w, "fork")) fork_heap();
   else { fprintf(stderr, "unknown workload %s\n", w); return 2; }
   double t = now() - t0;
   printf("%s %.3f %ld\n", w, t, status_kb("VmHWM") + status_kb("HugetlbPages"));

@@ -4,6 +4,8 @@
 # allocator), one CSV row per run: workload,allocator,run,seconds,peak_kib. The report computes
 # min/median/max and ratios from it. REPS=1 is the smoke run `mvn verify` makes.
 set -euo pipefail
+# time workloads (small objects), then memory workloads (objects of 64 KiB to 1 GiB); WORKLOADS narrows the list
+WORKLOADS=${WORKLOADS:-churn prodcons larson realloc big huge aligned regrow strgrow calloc phased fork}
 BENCH=$1 SO=$2 REPS=$3 OUT=$4
 L=/usr/lib/x86_64-linux-gnu
 declare -A PRE=([glibc]="" [jemalloc]=$L/libjemalloc.so.2 [mimalloc]=$L/libmimalloc.so.2
@@ -17,7 +19,7 @@ for a in "${ALLOCS[@]}"; do
   fi
 done
 echo "workload,allocator,run,seconds,peak_kib" > "$OUT"
-for w in churn prodcons larson realloc; do
+for w in $WORKLOADS; do
   for r in $(seq 1 "$REPS"); do
     for i in "${!ALLOCS[@]}"; do
       a=${ALLOCS[$(( (i + r) % ${#ALLOCS[@]} ))]}

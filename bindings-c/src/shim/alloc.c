@@ -222,6 +222,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   pa_ensure_init();
   if (n <= pa_opts.chunk_size / 2 && align <= pa_opts.chunk_size / 4) {
     size_t ns = (n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
+    if (ns == 0) ns = 1;                 /* a zero-byte aligned request still owns its slice */
     pa_reclaim_orphans_if_freed();
     pa_span_t* s = pa_span_alloc(ns, align);
     if (s == NULL) return NULL;
@@ -230,9 +231,10 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
     atomic_fetch_add(&pa_gstats.large_allocs, 1);
     return s->obj;
   }
-  pa_chunk_t* c = pa_huge_alloc(n, align);
+  pa_chunk_t* c = pa_huge_alloc(n, align, 0);
   return c ? c->huge_obj : NULL;
 }
+
 
 /* Power-of-two alignment > 16. Small: a size class whose block size is a
  * multiple of the alignment (spans start slice aligned, so every block is
@@ -260,4 +262,8 @@ PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align) {
     }
   }
   return malloc_large(n, align);
+}
+
+PA_HIDDEN void* pa_malloc_moving_up(size_t n) {
+  return malloc_large(n, PA_ALIGN_MIN);     /* a span of slices up to half a chunk, else a huge chunk */
 }

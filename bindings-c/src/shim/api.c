@@ -10,18 +10,32 @@ PA_EXPORT int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out)
   pa_chunk_t* c = pa_chunk_of(p);
   if (c == NULL) return pa_remote_lookup(p, len, out);     /* a remote-scope buffer, or not ours */
   if (c->magic != PA_CHUNK_MAGIC) return -ENOENT;
-  uintptr_t end = (uintptr_t)c + ((size_t)1 << c->shift);
-  if (len > end - (uintptr_t)p) return -ERANGE;
+  size_t off = (size_t)((uintptr_t)p - (uintptr_t)c);
+  /* the range a registration may cover: the whole regular chunk; a huge
+     chunk's object, page-rounded (the reserved room above it is nobody's) */
+  size_t limit = (size_t)1 << c->shift;
+  if (c->kind == PA_CHUNK_HUGE) {
+    if (atomic_load_explicit((_Atomic(void*)*)&c->huge_obj, memory_order_acquire) == NULL) return -ENOENT;
+    limit = pa_huge_extent(c);
+    if (off >= limit) return -ENOENT;
+  }
+  if (len > limit - off) return -ERANGE;
   /* acquire: pairs with the release store that published the record */
   pa_regrec_t* r = atomic_load_explicit(&c->reg, memory_order_acquire);
+  if ((r == NULL || r->len < off + len) && !c->unregistered) {
+    pa_ensure_init();
+    pa_register_cover(c, off + len);     /* first lookup (lazy), or past a huge object's record */
+    r = atomic_load_explicit(&c->reg, memory_order_acquire);
+  }
   out->base = c;
-  out->length = (size_t)1 << c->shift;
-  if (r == NULL) {
+  if (r == NULL || r->len < off + len) {
+    out->length = r != NULL ? r->len : limit;
     out->lkey = out->rkey = 0;
     out->registered = 0;
     out->backend = PINARENA_BACKEND_NONE;
     return -ENODATA;
   }
+  out->length = r->len;
   out->lkey = r->lkey;
   /* heap memory is registered for local access only (register.c): no key to give a peer */
   out->rkey = r->backend != PA_REG_VERBS || pa_register_heap_remote() ? r->rkey : PINARENA_RKEY_NONE;
@@ -32,7 +46,10 @@ PA_EXPORT int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out)
   return 0;
 }
 
-PA_EXPORT void* pinarena_pd(void) { return pa_register_pd(); }
+PA_EXPORT void* pinarena_pd(void) {
+  pa_ensure_init();
+  return pa_register_pd();
+}
 
 PA_EXPORT int pinarena_set_pd(void* pd) {
   pa_ensure_init();

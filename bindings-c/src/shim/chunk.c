@@ -1,10 +1,30 @@
 /* chunk.c — size-aligned chunks from the OS layer, the flat owner table,
  * slice runs (spans) inside regular chunks, and dedicated huge chunks.
  *
- * Chunks are never unmapped, mremapped or madvised by the allocator; only
- * pinarena_trim() releases wholly free chunks, after the release callback
- * and the deregistration (see api.c); pa_os_unmap_chunk posts the range to
- * the invalidation sinks, for caches that registered part of it. */
+ * Chunks are never unmapped, mremapped or madvised away by the allocator;
+ * only pinarena_trim() releases wholly free chunks, after the release
+ * callback and the deregistration (see api.c); pa_os_unmap_chunk posts the
+ * range to the invalidation sinks, for caches that registered part of it.
+ *
+ * Memory is populated lazily: a chunk is address space until the program
+ * touches a page or somebody pins it (a registration populates what it
+ * covers). A page once touched stays (it may be registered by anyone), so
+ * laziness never gives a page back; it only never takes one for nothing.
+ * Backing (PINARENA_PAGES): by default every chunk is an ordinary anonymous
+ * mapping under the system's THP policy (what glibc's own mappings get), and
+ * huge pages are asked for (MADV_HUGEPAGE) only where a registration is about
+ * to pin: there the whole range gets populated anyway, and 2 MiB pages cut
+ * the device's translation entries. hugetlb pool pages are used only when
+ * asked, and only for regular chunks: they are taken (reserved) at mmap time
+ * whether touched or not, and a fork must copy every pinned one from the
+ * free pool (fork fails with ENOMEM when the pool is short).
+ *
+ * A huge object gets a chunk of its own, aligned to a power of two so the
+ * owner table finds it, with the address space above the object reserved
+ * (MAP_NORESERVE, untouched): a realloc grows into it in place, and a freed
+ * huge chunk serves any later object up to its capacity, reusing the pages
+ * the last one touched. So a huge object costs its page-rounded size in
+ * memory, whatever the power of two around it. */
 #include "internal.h"
 
 #include <errno.h>
@@ -24,32 +44,47 @@ static unsigned log2_ceil(size_t x) {
 }
 
 /* Publish (shift != 0) or withdraw (shift == 0) a chunk in the owner table.
- * Release order: the header is fully written before any thread can find it. */
-static void table_set(pa_chunk_t* c, size_t size, uint8_t shift) {
+ * Release order: the header is fully written before any thread can find it.
+ * The span table only has entries for regular chunks (it is 0 everywhere
+ * else), so a huge chunk's granules leave it alone: a reservation of many
+ * GiB touches one table byte per 2 MiB, not eight. */
+static void table_set(pa_chunk_t* c, size_t size, uint8_t shift, int regular) {
   uintptr_t g0 = (uintptr_t)c >> PA_TABLE_SHIFT, g1 = ((uintptr_t)c + size) >> PA_TABLE_SHIFT;
-  int regular = shift != 0 && !(shift & PA_TABLE_HUGE);
   for (uintptr_t g = g0; g < g1; g++) {
-    /* the span descriptors of the granule's first slice: free's fast path adds the slice's index */
-    uintptr_t first = regular ? (uintptr_t)&c->spans[((g - g0) << PA_TABLE_SHIFT) >> PA_SLICE_SHIFT] : 0;
-    if (pa_free_fast_mask != ~(uintptr_t)0) atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
+    if (regular && pa_free_fast_mask != ~(uintptr_t)0) {
+      /* the span descriptors of the granule's first slice: free's fast path adds the slice's index */
+      uintptr_t first = shift != 0 ? (uintptr_t)&c->spans[((g - g0) << PA_TABLE_SHIFT) >> PA_SLICE_SHIFT] : 0;
+      atomic_store_explicit(&pa_span_table[g], first, memory_order_release);
+    }
     atomic_store_explicit(&pa_table[g], shift, memory_order_release);
   }
 }
 
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
 
+/* The mapping of one chunk: lazily populated, except regular chunks from
+ * the hugetlb pool when PINARENA_PAGES=hugetlb asked for it. */
+static int chunk_map(size_t size, uint8_t kind, pa_mapping_t* os) {
+  if (kind == PA_CHUNK_REGULAR && pa_opts.pages == PA_PAGES_HUGETLB)
+    return pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, os);
+  pa_backing_t b = pa_opts.pages == PA_PAGES_THP ? PA_BACK_THP : PA_BACK_4K;
+  int flags = pa_opts.pages == PA_PAGES_4K ? 0 : PA_LAZY_SYSTEM_THP;
+  if (kind == PA_CHUNK_HUGE) flags |= PA_LAZY_NORESERVE;    /* reserved room to grow: no commit charge */
+  return pa_os_map_lazy(size, size, b, flags, os);
+}
+
 /* Map and set up one chunk. No lock held: registration may call malloc. */
 static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
   pa_mapping_t os;
   int saved = errno;
-  int rc = pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, &os);
+  int rc = chunk_map(size, kind, &os);
   errno = saved;                       /* fallbacks (hugetlb -> thp) are not the caller's error */
   if (rc != 0) {
     atomic_fetch_add(&pa_gstats.os_refusals, 1);
     errno = ENOMEM;
     return NULL;
   }
-  pa_chunk_t* c = (pa_chunk_t*)os.addr;   /* fresh, populated, zero */
+  pa_chunk_t* c = (pa_chunk_t*)os.addr;   /* fresh, zero */
   c->magic = PA_CHUNK_MAGIC;
   c->shift = (uint8_t)log2_ceil(size);
   c->kind = kind;
@@ -75,11 +110,12 @@ static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
     atomic_fetch_add(&pa_gstats.chunks, 1);
     atomic_fetch_add(&pa_gstats.chunk_bytes, size);
   } else {
+    c->huge_dirty = PA_HUGE_HDR;
     atomic_fetch_add(&pa_gstats.huge_chunks, 1);
     atomic_fetch_add(&pa_gstats.huge_bytes, size);
   }
-  table_set(c, size, (uint8_t)(c->shift | (kind == PA_CHUNK_HUGE ? PA_TABLE_HUGE : 0)));
-  pa_register_chunk(c);
+  table_set(c, size, (uint8_t)(c->shift | (kind == PA_CHUNK_HUGE ? PA_TABLE_HUGE : 0)), kind == PA_CHUNK_REGULAR);
+  if (kind == PA_CHUNK_REGULAR && pa_opts.reg_eager) pa_register_chunk(c);   /* huge: once its object is known */
   return c;
 }
 
@@ -215,22 +251,73 @@ PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
 
 _Static_assert(sizeof(pa_chunk_t) <= PA_HUGE_HDR, "a huge chunk header must fit before the object");
 
-PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align) {
-  size_t pad = align > PA_HUGE_HDR ? align : 0;
-  size_t need = PA_HUGE_HDR + size + pad;
+#define PAGE_ROUND(x) (((x) + 4095) & ~(size_t)4095)
+
+/* Capacity of a new huge chunk: 16 times the object's power of two, so that
+ * a realloc growing it stays in place (a vector grown step by step to 1 GiB
+ * moves twice, not at every doubling, and leaves little touched memory
+ * behind), and a freed chunk serves the next, bigger object on the pages the
+ * last one touched instead of touching new ones. Address space only
+ * (MAP_NORESERVE, never touched above the object; one owner-table byte per
+ * 2 MiB): when the OS refuses it (RLIMIT_AS, strict overcommit), less, down
+ * to the object's own power of two. */
+#define PA_HUGE_ROOM_SHIFT 4
+
+static pa_chunk_t* huge_new(unsigned sh) {
+  unsigned want = sh + PA_HUGE_ROOM_SHIFT;
+  if (want >= PA_ADDR_BITS - 2) want = PA_ADDR_BITS - 2;
+  for (unsigned s = want; s + 1 > sh; s--) {
+    pa_chunk_t* c = chunk_new((size_t)1 << s, PA_CHUNK_HUGE);
+    if (c != NULL) return c;
+  }
+  return NULL;
+}
+
+/* The free huge chunk that serves `need` bytes touching the fewest new
+ * pages (the most already-dirty memory reused), smallest capacity first
+ * among equals. pa_chunk_lock held. */
+static pa_chunk_t* huge_take_free(size_t need) {
+  pa_chunk_t **best = NULL;
+  size_t best_new = SIZE_MAX, best_cap = SIZE_MAX;
+  for (pa_chunk_t** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
+    pa_chunk_t* f = *pp;
+    size_t cap = (size_t)1 << f->shift;
+    if (cap < need) continue;
+    size_t fresh = need > f->huge_dirty ? need - f->huge_dirty : 0;
+    if (fresh < best_new || (fresh == best_new && cap < best_cap)) { best = pp; best_new = fresh; best_cap = cap; }
+  }
+  if (best == NULL) return NULL;
+  pa_chunk_t* c = *best;
+  *best = c->next_free;
+  c->next_free = NULL;
+  return c;
+}
+
+PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c) {
+  uintptr_t obj = (uintptr_t)c->huge_obj;
+  return PAGE_ROUND((size_t)(obj - (uintptr_t)c) + (c->huge_req ? c->huge_req : 1));
+}
+
+/* A chunk taken off the free list (or new) is out of trim's reach: trim
+ * only releases chunks on the free list, under pa_chunk_lock, so nothing
+ * here races with it. */
+PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
+  /* the object starts after the header page, or at the first multiple of
+     align; even a zero-byte object owns a byte (its page) inside the chunk */
+  size_t need = (align > PA_HUGE_HDR ? align : PA_HUGE_HDR) + (size ? size : 1);
   if (need < size) { errno = ENOMEM; return NULL; }
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
-  if (sh >= PA_ADDR_BITS - 1) { errno = ENOMEM; return NULL; }
+  if (sh >= PA_ADDR_BITS - 2) { errno = ENOMEM; return NULL; }
+  /* fresh: the target of pa_huge_move, whose pages must be untouched */
   pa_chunk_t* c = NULL;
-  pthread_mutex_lock(&pa_chunk_lock);
-  for (pa_chunk_t** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
-    pa_chunk_t* f = *pp;
-    if (f->shift == sh || f->shift == sh + 1) { *pp = f->next_free; f->next_free = NULL; c = f; break; }
+  if (!fresh) {
+    pthread_mutex_lock(&pa_chunk_lock);
+    c = huge_take_free(need);
+    pthread_mutex_unlock(&pa_chunk_lock);
   }
-  pthread_mutex_unlock(&pa_chunk_lock);
   if (c == NULL) {
-    c = chunk_new((size_t)1 << sh, PA_CHUNK_HUGE);
+    c = huge_new(sh);
     if (c == NULL) return NULL;
     pthread_mutex_lock(&pa_chunk_lock);
     c->next = pa_huge_all;
@@ -240,9 +327,56 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align) {
   uintptr_t obj = (uintptr_t)c + PA_HUGE_HDR;
   if (align > PA_HUGE_HDR) obj = (obj + align - 1) & ~(uintptr_t)(align - 1);
   c->huge_req = size;
+  c->huge_clean = c->huge_dirty;
   atomic_store_explicit((_Atomic(void*)*)&c->huge_obj, (void*)obj, memory_order_release);
+  size_t ext = pa_huge_extent(c);
+  if (ext > c->huge_dirty) c->huge_dirty = ext;
+  if (pa_opts.reg_eager && !fresh) pa_register_cover(c, ext);     /* fresh: pa_huge_move registers after the move */
   atomic_fetch_add(&pa_gstats.huge_allocs, 1);
   return c;
+}
+
+/* The live object of c (the caller's) to n bytes, in place when it fits
+ * the chunk's capacity. */
+PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
+  size_t off = (size_t)((uintptr_t)c->huge_obj - (uintptr_t)c);
+  if (n > ((size_t)1 << c->shift) - off) return -1;
+  c->huge_req = n;
+  size_t ext = pa_huge_extent(c);
+  if (ext > c->huge_dirty) c->huge_dirty = ext;
+  if (pa_opts.reg_eager) pa_register_cover(c, ext);
+  return 0;
+}
+
+/* The live object of c outgrew the chunk: move it into a fresh chunk for n
+ * bytes by moving its pages, not copying them (realloc of a huge object, as
+ * glibc's mremap, but the old address range is never used again: no later
+ * object lands on an address a cache may know with other frames). Only
+ * when the object's pages are all the chunk ever touched (else the pages
+ * above it would be stranded: the copy path reuses the chunk instead) and
+ * the object starts right after the header. c is retired: out of the owner
+ * table and the lists, its registration gone, its header page kept (never
+ * handed out, so never the program's to register). NULL: not moved. */
+PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
+  char* obj = c->huge_obj;
+  if (obj != (char*)c + PA_HUGE_HDR || c->huge_dirty > pa_huge_extent(c)) return NULL;
+  pa_chunk_t* d = pa_huge_alloc(n, PA_ALIGN_MIN, 1);
+  if (d == NULL) return NULL;
+  size_t len = pa_huge_extent(c) - PA_HUGE_HDR;
+  size_t cap = (size_t)1 << c->shift;
+  pa_register_notify_release(c);           /* the old range leaves: caches drop it */
+  pa_register_release(c);
+  if (pa_os_move_pages(obj, len, d->huge_obj) != 0) { pa_huge_release(d); return NULL; }
+  if (pa_opts.reg_eager) pa_register_cover(d, pa_huge_extent(d));   /* only now: d's pages are the moved ones */
+  pthread_mutex_lock(&pa_chunk_lock);
+  for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
+    if (*pp == c) { *pp = c->next; break; }
+  pthread_mutex_unlock(&pa_chunk_lock);
+  table_set(c, cap, 0, 0);
+  c->huge_obj = NULL;
+  atomic_fetch_sub(&pa_gstats.huge_chunks, 1);
+  atomic_fetch_sub(&pa_gstats.huge_bytes, cap);
+  return d->huge_obj;
 }
 
 PA_HIDDEN void pa_huge_release(pa_chunk_t* c) {
@@ -254,7 +388,10 @@ PA_HIDDEN void pa_huge_release(pa_chunk_t* c) {
 }
 
 /* Release wholly free chunks to the OS: callback, deregister, withdraw from
- * the table, unmap. Returns the bytes released. */
+ * the table, unmap. Returns the bytes released. Only chunks that are free
+ * under pa_chunk_lock qualify: regular chunks with every slice free, huge
+ * chunks on the free list (a huge chunk being handed out has left the list
+ * under the lock before its object is set). */
 PA_HIDDEN size_t pa_trim_chunks(void) {
   pa_chunk_t* victims = NULL;          /* chained by next_free */
   pthread_mutex_lock(&pa_chunk_lock);
@@ -263,10 +400,12 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
     if (c->free_slices == c->nslices - c->hdr_slices) { *pp = c->next; c->next_free = victims; victims = c; }
     else pp = &c->next;
   }
-  for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL;) {
-    pa_chunk_t* c = *pp;
-    if (c->huge_obj == NULL) { *pp = c->next; c->next_free = victims; victims = c; }
-    else pp = &c->next;
+  for (pa_chunk_t* f = pa_huge_chunks, *nf; f != NULL; f = nf) {
+    nf = f->next_free;
+    for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
+      if (*pp == f) { *pp = f->next; break; }
+    f->next_free = victims;
+    victims = f;
   }
   pa_huge_chunks = NULL;
   pthread_mutex_unlock(&pa_chunk_lock);
@@ -277,7 +416,7 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
     size_t size = (size_t)1 << c->shift;
     pa_register_notify_release(c);   /* the application hears it first */
     pa_register_release(c);          /* then the pin goes */
-    table_set(c, size, 0);
+    table_set(c, size, 0, c->kind == PA_CHUNK_REGULAR);
     pa_mapping_t os = c->os;
     if (c->kind == PA_CHUNK_HUGE) { atomic_fetch_sub(&pa_gstats.huge_chunks, 1); atomic_fetch_sub(&pa_gstats.huge_bytes, size); }
     else { atomic_fetch_sub(&pa_gstats.chunks, 1); atomic_fetch_sub(&pa_gstats.chunk_bytes, size); }

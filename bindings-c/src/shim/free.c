@@ -384,7 +384,7 @@ PA_HIDDEN size_t pa_usable_size(const void* cp, const char* who) {
   if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     if (c->huge_obj != p) bad_pointer(p, who);
-    return (size_t)((char*)c + ((size_t)1 << c->shift) - (char*)p);
+    return pa_huge_extent(c) - (size_t)((char*)p - (char*)c);   /* the request, page-rounded */
   }
   s = pa_span_of(c, p);
   if (s->kind != PA_SPAN_LARGE || s->obj != p) bad_pointer(p, who);

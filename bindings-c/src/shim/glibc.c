@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* realloc growth from here up moves an object into a span that can grow in place */
+#define PA_REALLOC_SPAN_MIN ((size_t)32 << 10)
+/* ... and from here up, a realloc'd block in the size classes gets half again the room */
+#define PA_REALLOC_ROOM_MIN ((size_t)1 << 10)
 
 static inline int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -16,7 +20,20 @@ PA_EXPORT void* calloc(size_t n, size_t m) {
   size_t t;
   if (__builtin_mul_overflow(n, m, &t)) { errno = ENOMEM; return NULL; }
   void* p = pa_malloc(t);
-  if (p != NULL) memset(p, 0, t);
+  if (p == NULL) return NULL;
+  if (t > PA_SMALL_MAX) {
+    /* A huge chunk's pages above what it ever handed out were never
+       touched: still zero. Below, only the pages that were populated need
+       zeroing: a zeroed array costs what the program writes, not its size. */
+    pa_chunk_t* c = pa_chunk_of(p);
+    if (c->kind == PA_CHUNK_HUGE) {
+      size_t off = (size_t)((char*)p - (char*)c);
+      size_t dirty = c->huge_clean > off ? c->huge_clean - off : 0;
+      pa_os_zero_touched(p, dirty < t ? dirty : t);
+      return p;
+    }
+  }
+  memset(p, 0, t);
   return p;
 }
 
@@ -25,17 +42,34 @@ PA_EXPORT void* realloc(void* p, size_t n) {
   if (n == 0) { pa_free(p); return NULL; }             /* glibc: free, return NULL */
   size_t have = pa_usable_size(p, "realloc");          /* validates p (aborts on a bad pointer) */
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
-  if (n <= have && n >= have / 2) return p;            /* fits, not worth moving */
-  if (n > have && have > PA_SMALL_MAX) {
-    /* large: grow in place into free slices; huge: the chunk may have room */
-    pa_chunk_t* c = pa_chunk_of(p);
-    if (c->kind == PA_CHUNK_REGULAR && n <= pa_opts.chunk_size / 2) {
-      pa_span_t* s = pa_span_of(c, p);
+  pa_chunk_t* c = pa_chunk_of(p);
+  if (c->kind == PA_CHUNK_HUGE) {
+    /* in place within the chunk's capacity, both ways (a shrunk huge object
+       keeps its pages: touched pages are never given back anyway) */
+    if (n > pa_opts.chunk_size / 2 && pa_huge_resize(c, n) == 0) return p;
+    if (n > have) {
+      void* q = pa_huge_move(c, n);                  /* its pages, not a copy */
+      if (q != NULL) { pa_huge_resize(pa_chunk_of(q), n); return q; }
+    }
+  } else if (n > have && n <= pa_opts.chunk_size / 2) {
+    /* a large span grows in place into the free slices after it */
+    pa_span_t* s = pa_span_of(c, p);
+    if (s->kind == PA_SPAN_LARGE) {
       size_t ns = ((size_t)((char*)p - s->start) + n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
       if (pa_span_grow(s, ns) == 0) return p;
     }
   }
-  void* q = pa_malloc(n);
+  if (n <= have && n >= have / 2) return p;            /* fits, not worth moving */
+  /* Growing past PA_REALLOC_SPAN_MIN: into a span of its own (slices, or a
+     huge chunk with room), which the next growth extends in place, instead
+     of a size class it would leave again at the next 12.5 % step. */
+  void* q;
+  if (n > have && n >= PA_REALLOC_SPAN_MIN && c->kind != PA_CHUNK_HUGE) q = pa_malloc_moving_up(n);
+  else if (n > have && n >= PA_REALLOC_ROOM_MIN) {
+    /* growing in the size classes: a block with half again the room, so a
+       string grown in small steps moves every 50 %, not at every 12.5 % class */
+    q = pa_malloc(n + n / 2 < PA_REALLOC_SPAN_MIN ? n + n / 2 : n);
+  } else q = pa_malloc(n);
   if (q == NULL) return NULL;                          /* p untouched */
   memcpy(q, p, n < have ? n : have);
   pa_free(p);

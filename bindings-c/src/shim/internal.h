@@ -141,6 +141,8 @@ typedef struct pa_regrec_s {
 
 enum { PA_REG_NONE = 0, PA_REG_VERBS, PA_REG_URING, PA_REG_MLOCK };
 
+#define PA_CHUNK_RECS 6
+
 typedef struct pa_chunk_s {
   uint64_t           magic;
   uint8_t            shift;
@@ -151,13 +153,18 @@ typedef struct pa_chunk_s {
   uint32_t           hdr_slices;
   uint32_t           free_slices;
   pa_mapping_t       os;       /* mapping as the OS layer reports it */
-  _Atomic(pa_regrec_t*) reg;   /* NULL: not registered */
-  pa_regrec_t        recs[2];  /* alternating, so a re-registration never rewrites the live one */
+  _Atomic(pa_regrec_t*) reg;   /* NULL: not registered; else the newest (widest) record */
+  uint32_t           nrecs;    /* records made; all but the live one are kept registered until the chunk goes
+                                  (keys handed out stay valid while a huge object's registration widens) */
+  pa_regrec_t        recs[PA_CHUNK_RECS]; /* a new record never rewrites a published one */
   struct pa_chunk_s* next;     /* all chunks (regular list or huge list) */
   struct pa_chunk_s* next_free;/* huge: free list */
   struct pa_chunk_s* next_pending; /* registration deferred */
   void*              huge_obj; /* HUGE: pointer handed out, NULL when free */
   size_t             huge_req; /* HUGE: bytes requested */
+  size_t             huge_dirty; /* HUGE: bytes from the chunk's start that may have been written (pages above are
+                                  untouched, still zero); only grows: touched pages are never given back */
+  size_t             huge_clean; /* HUGE: huge_dirty before the current object was handed out (calloc) */
   uint64_t           used_map[PA_MAX_SLICES / 64];
   uint16_t*          slice_head; /* slice -> index of the first slice of its span */
   pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
@@ -192,13 +199,16 @@ typedef struct pa_opts_s {
   uint8_t chunk_shift;
   int     registrar;           /* PA_REGSEL_* */
   char    ib_device[64];
-  pa_backing_t prefs[PA_BACK_COUNT];
+  pa_backing_t prefs[PA_BACK_COUNT]; /* PA_PAGES_HUGETLB: the populated backings to try, in order */
   size_t  nprefs;
+  int     pages;               /* PA_PAGES_* */
+  int     reg_eager;           /* register chunks when mapped (else on their first lookup) */
   uint64_t max_pinned;         /* 0 = no cap of our own */
   char    stats_path[256];
   int     verbose;
 } pa_opts_t;
 
+enum { PA_PAGES_AUTO = 0, PA_PAGES_THP, PA_PAGES_4K, PA_PAGES_HUGETLB };
 enum { PA_REGSEL_AUTO = 0, PA_REGSEL_VERBS, PA_REGSEL_URING, PA_REGSEL_MLOCK, PA_REGSEL_NONE };
 
 extern PA_HIDDEN pa_opts_t pa_opts;
@@ -385,7 +395,10 @@ PA_HIDDEN void  pa_write_stats(int fd);
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align);  /* under no lock; NULL + errno */
 PA_HIDDEN void  pa_span_release(pa_span_t* s);
 PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
-PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align);
+PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh);
+PA_HIDDEN int   pa_huge_resize(pa_chunk_t* c, size_t n);           /* in place; 0 ok */
+PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n);            /* its pages into a fresh chunk; NULL: not moved */
+PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c);              /* chunk start to the object's page-rounded end */
 PA_HIDDEN void  pa_huge_release(pa_chunk_t* c);
 PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);
@@ -407,6 +420,7 @@ static inline void pa_reclaim_orphans_if_freed(void) {
 /* alloc.c */
 PA_HIDDEN void* pa_malloc_generic(pa_heap_t* h, size_t n);
 PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align);
+PA_HIDDEN void* pa_malloc_moving_up(size_t n);          /* realloc: a large object outgrew its place */
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
 
 /* free.c */
@@ -420,7 +434,9 @@ PA_HIDDEN void  pa_span_unfull(pa_heap_t* h, pa_span_t* s);
 PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
 
 /* register.c */
-PA_HIDDEN void  pa_register_chunk(pa_chunk_t* c);
+PA_HIDDEN void  pa_register_chunk(pa_chunk_t* c);           /* eager mode: when mapped (or handed out: huge) */
+PA_HIDDEN int   pa_register_cover(pa_chunk_t* c, size_t len); /* registered over [c, c + len) now; 0 or -errno */
+PA_HIDDEN size_t pa_register_len(const pa_chunk_t* c);      /* what a registration of c covers */
 PA_HIDDEN void  pa_register_ready(void);              /* constructors ran: register what is pending */
 PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before unmapping (trim) */
 PA_HIDDEN void  pa_register_atfork_prepare(void);     /* locks held: unpin io_uring chunks */

@@ -97,9 +97,10 @@ PA_HIDDEN void pa_read_options(void) {
     else pa_warn("PINARENA_CHUNK_SIZE=", v, " is not a power of two in [2M, 256M]; 4M assumed", NULL);
   }
   pa_opts.chunk_shift = (uint8_t)__builtin_ctzl(pa_opts.chunk_size);
-  /* Chunks are populated (and pinned) up front: a small program should not
-     pay a whole default chunk, so the first regular chunk is the smallest
-     one (2 MiB) unless a size was asked for explicitly. */
+  /* A chunk registered eagerly (or populated from the hugetlb pool) is
+     pinned whole: a small program should not pay a whole default chunk, so
+     the first regular chunk is the smallest one (2 MiB) unless a size was
+     asked for explicitly. */
   pa_opts.chunk_first = v ? pa_opts.chunk_size : PA_CHUNK_MIN;
 
   pa_opts.registrar = PA_REGSEL_AUTO;
@@ -114,17 +115,30 @@ PA_HIDDEN void pa_read_options(void) {
   v = pa_getenv("PINARENA_IB_DEVICE");
   if (v) copy_str(pa_opts.ib_device, sizeof(pa_opts.ib_device), v);
 
-  /* page preference: hugetlb (default: hugetlb 2M, THP, 4K), thp, 4k */
+  /* Pages (chunk.c says which backing serves which chunks): auto (default) maps lazily under the
+     system's THP policy and asks for huge pages only where a chunk gets pinned; thp, 4k; hugetlb
+     populates regular chunks from the pool up front (falling back to THP, then 4 KiB). */
   v = pa_getenv("PINARENA_PAGES");
   size_t n = 0;
-  if (v == NULL || !strcmp(v, "hugetlb") || !strcmp(v, "auto")) {
+  pa_opts.pages = PA_PAGES_AUTO;
+  if (v != NULL && !strcmp(v, "hugetlb")) {
+    pa_opts.pages = PA_PAGES_HUGETLB;
     pa_opts.prefs[n++] = PA_BACK_HUGETLB_2M; pa_opts.prefs[n++] = PA_BACK_THP; pa_opts.prefs[n++] = PA_BACK_4K;
-  } else if (!strcmp(v, "thp")) {
-    pa_opts.prefs[n++] = PA_BACK_THP; pa_opts.prefs[n++] = PA_BACK_4K;
-  } else {
-    pa_opts.prefs[n++] = PA_BACK_4K;
+  } else if (v != NULL && !strcmp(v, "thp")) {
+    pa_opts.pages = PA_PAGES_THP;
+  } else if (v != NULL && !strcmp(v, "4k")) {
+    pa_opts.pages = PA_PAGES_4K;
+  } else if (v != NULL && strcmp(v, "auto")) {
+    pa_warn("PINARENA_PAGES=", v, " is not auto, thp, 4k or hugetlb; auto assumed", NULL);
   }
   pa_opts.nprefs = n;
+
+  /* Registration: lazy (default) registers a chunk on the first pinarena_lookup into it; eager when
+     it is mapped (bindings-c/README.md: the measured choice). */
+  v = pa_getenv("PINARENA_REGISTER");
+  pa_opts.reg_eager = 0;
+  if (v != NULL && !strcmp(v, "eager")) pa_opts.reg_eager = 1;
+  else if (v != NULL && strcmp(v, "lazy")) pa_warn("PINARENA_REGISTER=", v, " is not lazy or eager; lazy assumed", NULL);
 
   v = pa_getenv("PINARENA_MAX_PINNED");
   if (v && (parse_size(v, &pa_opts.max_pinned) != 0 || pa_opts.max_pinned == 0)) {

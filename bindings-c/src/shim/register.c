@@ -1,7 +1,15 @@
 /* register.c — registration of chunks with the chosen backend.
  *
- * Every chunk is registered once, right after it is mapped, and stays
- * registered until pinarena_trim() releases it. Registration runs under
+ * When (PINARENA_REGISTER): lazy (the default) registers a chunk on the
+ * first pinarena_lookup into it; eager registers a regular chunk when it is
+ * mapped and a huge chunk when its object is handed out. Either way a chunk
+ * stays registered until pinarena_trim() releases it. A program that never
+ * looks a key up pins nothing (no RLIMIT_MEMLOCK budget taken, no registrar
+ * opened, no pinned pages for fork to copy); one that does registers each
+ * chunk once and then finds its keys without a lock. A regular chunk is
+ * registered whole; a huge chunk over its object (page-rounded, widened to a
+ * power of two so a growing object re-registers a few times, not at every
+ * step), earlier records of it kept registered until the chunk goes. Registration runs under
  * pa_reg_lock, never under the chunk lock, because the verbs backend calls
  * into libibverbs, which allocates — through us. Such nested allocations
  * (and all chunks mapped before our constructor ran, when dlopen is not safe
@@ -235,8 +243,16 @@ PA_HIDDEN const char* pa_registrar_name(void) {
    One chunk (pa_reg_lock held)
 --------------------------------------------------------------------------- */
 
-static void mark_unregistered(pa_chunk_t* c, const char* why) {
-  size_t len = (size_t)1 << c->shift;
+PA_HIDDEN size_t pa_register_len(const pa_chunk_t* c) {
+  size_t cap = (size_t)1 << c->shift;
+  if (c->kind != PA_CHUNK_HUGE) return cap;
+  size_t ext = c->huge_obj != NULL ? pa_huge_extent(c) : c->huge_dirty;
+  size_t len = PA_CHUNK_MIN;
+  while (len < ext) len <<= 1;
+  return len < cap ? len : cap;
+}
+
+static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why) {
   c->unregistered = 1;
   atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
   atomic_fetch_add(&pa_gstats.unreg_bytes, len);
@@ -247,12 +263,15 @@ static void mark_unregistered(pa_chunk_t* c, const char* why) {
   }
 }
 
-static int backend_register(int k, pa_chunk_t* c, pa_regrec_t* r, const char** why) {
-  size_t len = (size_t)1 << c->shift;
+static int backend_register(int k, pa_chunk_t* c, size_t len, pa_regrec_t* r, const char** why) {
   memset(r, 0, sizeof(*r));
   r->base = (uintptr_t)c;
   r->len = len;
   r->backend = k;
+  /* the pin populates what nobody touched yet: with huge pages, where the
+     system's policy allows them (not for hugetlb chunks: they have them) */
+  if (pa_opts.pages == PA_PAGES_AUTO && c->os.backing != PA_BACK_HUGETLB_2M && c->os.backing != PA_BACK_HUGETLB_1G)
+    pa_os_prefer_huge(c, len);
   if (k == PA_REG_VERBS) {
     struct ibv_mr* mr = p_reg_mr(pd, c, len, pa_register_heap_remote() ? VERBS_ACCESS_REMOTE : VERBS_ACCESS_LOCAL);
     if (mr == NULL) { *why = "ibv_reg_mr failed"; return -1; }
@@ -281,24 +300,54 @@ static void backend_release(pa_regrec_t* r) {
   else if (r->backend == PA_REG_MLOCK) pa_mlock_unregister((void*)r->base, r->len);
 }
 
-static void reg_one(pa_chunk_t* c) {
+static void account(pa_regrec_t* r, int sign) {
+  if (sign > 0) { pinned += r->len; atomic_fetch_add(&pa_gstats.reg_chunks, 1); atomic_fetch_add(&pa_gstats.reg_bytes, r->len); }
+  else { pinned -= r->len; atomic_fetch_sub(&pa_gstats.reg_chunks, 1); atomic_fetch_sub(&pa_gstats.reg_bytes, r->len); }
+}
+
+/* A free record slot of c: the next unused one, else (every slot made) the
+ * oldest retired record is released to make room. */
+static pa_regrec_t* record_slot(pa_chunk_t* c) {
+  if (c->nrecs < PA_CHUNK_RECS) return &c->recs[c->nrecs++];
+  pa_regrec_t* live = atomic_load_explicit(&c->reg, memory_order_relaxed);
+  for (size_t i = 0; i < PA_CHUNK_RECS; i++) {
+    pa_regrec_t* r = &c->recs[i];
+    if (r == live || r->len == 0) { if (r != live) return r; continue; }
+    backend_release(r);
+    account(r, -1);
+    r->len = 0;
+    return r;
+  }
+  return NULL;
+}
+
+/* Register c over `len` bytes from its start (pa_reg_lock held, in_reg set).
+ * A record already covering len is kept; a narrower one stays registered
+ * (its keys were handed out) and the wider one is published over it. */
+static int reg_one(pa_chunk_t* c, size_t len) {
   int saved = errno;
   if (kind < 0) choose();                     /* may allocate: nested chunks go pending */
-  size_t len = (size_t)1 << c->shift;
+  pa_regrec_t* old = atomic_load_explicit(&c->reg, memory_order_relaxed);
+  if (old != NULL && old->len >= len) { errno = saved; return 0; }
+  if (c->unregistered) { errno = saved; return -ENODATA; }
   const char* why = "";
-  if (kind == PA_REG_NONE) { mark_unregistered(c, "registrar none"); errno = saved; return; }
+  if (kind == PA_REG_NONE) { mark_unregistered(c, len, "registrar none"); errno = saved; return -ENODATA; }
   if (pa_opts.max_pinned != 0 && pinned + len > pa_opts.max_pinned) {
-    mark_unregistered(c, "PINARENA_MAX_PINNED reached");
+    mark_unregistered(c, len, "PINARENA_MAX_PINNED reached");
     errno = saved;
-    return;
+    return -ENODATA;
   }
-  pa_regrec_t* r = &c->recs[0];
-  if (backend_register(kind, c, r, &why) != 0) { mark_unregistered(c, why); errno = saved; return; }
-  pinned += len;
-  atomic_fetch_add(&pa_gstats.reg_chunks, 1);
-  atomic_fetch_add(&pa_gstats.reg_bytes, len);
+  pa_regrec_t* r = record_slot(c);
+  if (r == NULL || backend_register(kind, c, len, r, &why) != 0) {
+    if (r != NULL) r->len = 0;
+    if (old == NULL) mark_unregistered(c, len, why);
+    errno = saved;
+    return old == NULL ? -ENODATA : -ENOMEM;
+  }
+  account(r, 1);
   atomic_store_explicit(&c->reg, r, memory_order_release);   /* publish: record complete */
   errno = saved;
+  return 0;
 }
 
 static void drain_pending(void) {
@@ -307,23 +356,34 @@ static void drain_pending(void) {
     pending = c->next_pending;
     c->next_pending = NULL;
     c->pending = 0;
-    reg_one(c);
+    reg_one(c, pa_register_len(c));
   }
 }
 
-PA_HIDDEN void pa_register_chunk(pa_chunk_t* c) {
-  if (in_reg) {                               /* nested, from inside the registrar: lock held */
-    c->pending = 1; c->next_pending = pending; pending = c;
-    return;
-  }
-  pthread_mutex_lock(&pa_reg_lock);
+static void push_pending(pa_chunk_t* c) {
+  if (c->pending) return;
   c->pending = 1; c->next_pending = pending; pending = c;
-  if (ready) {
+}
+
+PA_HIDDEN void pa_register_chunk(pa_chunk_t* c) {
+  pa_register_cover(c, pa_register_len(c));
+}
+
+PA_HIDDEN int pa_register_cover(pa_chunk_t* c, size_t len) {
+  if (in_reg) { push_pending(c); return -EAGAIN; }   /* nested, from inside the registrar: lock held */
+  pthread_mutex_lock(&pa_reg_lock);
+  int rc = -EAGAIN;
+  if (!ready) push_pending(c);                       /* before constructors: registered at start-up */
+  else {
     in_reg = 1;
+    drain_pending();
+    size_t want = pa_register_len(c);
+    rc = reg_one(c, want > len ? want : len);
     drain_pending();
     in_reg = 0;
   }
   pthread_mutex_unlock(&pa_reg_lock);
+  return rc;
 }
 
 PA_HIDDEN void pa_register_ready(void) {
@@ -338,18 +398,21 @@ PA_HIDDEN void pa_register_ready(void) {
 
 PA_HIDDEN void pa_register_release(pa_chunk_t* c) {
   pthread_mutex_lock(&pa_reg_lock);
-  pa_regrec_t* r = atomic_exchange(&c->reg, NULL);
-  if (r != NULL) {
-    in_reg = 1;
+  pa_regrec_t* live = atomic_exchange(&c->reg, NULL);
+  in_reg = 1;
+  for (size_t i = 0; i < c->nrecs; i++) {
+    pa_regrec_t* r = &c->recs[i];
+    if (r->len == 0) continue;
     backend_release(r);
-    in_reg = 0;
-    pinned -= r->len;
-    atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
-    atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
-  } else if (c->unregistered) {
-    atomic_fetch_sub(&pa_gstats.unreg_chunks, 1);
-    atomic_fetch_sub(&pa_gstats.unreg_bytes, (size_t)1 << c->shift);
+    account(r, -1);
+    r->len = 0;
   }
+  in_reg = 0;
+  if (live == NULL && c->unregistered) {
+    atomic_fetch_sub(&pa_gstats.unreg_chunks, 1);
+    atomic_fetch_sub(&pa_gstats.unreg_bytes, pa_register_len(c));
+  }
+  c->nrecs = 0;
   pthread_mutex_unlock(&pa_reg_lock);
 }
 
@@ -362,15 +425,35 @@ PA_HIDDEN void pa_register_notify_release(pa_chunk_t* c) {
    The application's protection domain
 --------------------------------------------------------------------------- */
 
+/* Every record of every registered chunk again under the new PD; the old
+ * registrations go (keys from earlier lookups become invalid, as the header
+ * says). The live record is the widest: only it is made again. */
 static void reregister_list(pa_chunk_t* head) {
   for (pa_chunk_t* c = head; c != NULL; c = c->next) {
     pa_regrec_t* old = atomic_load(&c->reg);
     if (old == NULL) continue;
-    pa_regrec_t* r = (old == &c->recs[0]) ? &c->recs[1] : &c->recs[0];
+    pa_regrec_t fresh;
     const char* why = "";
-    if (backend_register(PA_REG_VERBS, c, r, &why) != 0) continue;   /* keep the old one */
-    atomic_store_explicit(&c->reg, r, memory_order_release);
+    if (backend_register(PA_REG_VERBS, c, old->len, &fresh, &why) != 0) continue;   /* keep the old ones */
+    for (size_t i = 0; i < c->nrecs; i++) {
+      pa_regrec_t* r = &c->recs[i];
+      if (r == old || r->len == 0) continue;
+      backend_release(r);
+      account(r, -1);
+      r->len = 0;
+    }
+    /* the new record goes into a slot that is not the live one, then is published */
+    pa_regrec_t* slot = NULL;
+    for (size_t i = 0; i < PA_CHUNK_RECS && slot == NULL; i++)
+      if (&c->recs[i] != old && (i >= c->nrecs || c->recs[i].len == 0)) slot = &c->recs[i];
+    if (slot == NULL) { backend_release(&fresh); continue; }
+    if ((size_t)(slot - c->recs) >= c->nrecs) c->nrecs = (uint32_t)(slot - c->recs) + 1;
+    *slot = fresh;
+    account(slot, 1);
+    atomic_store_explicit(&c->reg, slot, memory_order_release);
     backend_release(old);
+    account(old, -1);
+    old->len = 0;
   }
 }
 
@@ -409,6 +492,13 @@ PA_HIDDEN void pa_register_choose(void) {
 }
 
 PA_HIDDEN void* pa_register_pd(void) {
+  if (kind < 0 && !in_reg) {
+    /* lazy registration has not chosen yet: a program asking for the PD
+       is about to communicate, so choose now (as its first lookup would) */
+    pthread_mutex_lock(&pa_reg_lock);
+    if (kind < 0 && ready) { in_reg = 1; choose(); in_reg = 0; }
+    pthread_mutex_unlock(&pa_reg_lock);
+  }
   return kind == PA_REG_VERBS ? (void*)pd : NULL;
 }
 
@@ -429,26 +519,30 @@ PA_HIDDEN void* pa_register_pd(void) {
  * suspended without new keys: see FORK.md. */
 static int suspended;
 
+/* Every io_uring record made (the live one and the narrower ones a huge
+ * object's widening kept registered). */
 static void for_each_uring_record(void (*fn)(pa_chunk_t*, pa_regrec_t*)) {
   pa_chunk_t* lists[2] = { pa_chunks, pa_huge_all };
   for (int l = 0; l < 2; l++)
-    for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next) {
-      pa_regrec_t* r = atomic_load(&c->reg);
-      if (r != NULL && r->backend == PA_REG_URING) fn(c, r);
-    }
+    for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next)
+      for (uint32_t i = 0; i < c->nrecs; i++) {
+        pa_regrec_t* r = &c->recs[i];
+        if (r->len != 0 && r->backend == PA_REG_URING) fn(c, r);
+      }
 }
 
 static void suspend_one(pa_chunk_t* c, pa_regrec_t* r) { (void)c; pa_uring_suspend(&ring, &r->ureg); }
 
 static void resume_one(pa_chunk_t* c, pa_regrec_t* r) {
   if (pa_uring_resume(&ring, &r->ureg) == 0) return;
-  atomic_store_explicit(&c->reg, NULL, memory_order_release);   /* no key for what is not pinned */
-  c->unregistered = 1;
-  pinned -= r->len;
-  atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
-  atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
-  atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
-  atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
+  if (atomic_load(&c->reg) == r) {
+    atomic_store_explicit(&c->reg, NULL, memory_order_release);   /* no key for what is not pinned */
+    c->unregistered = 1;
+    atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+    atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
+  }
+  account(r, -1);
+  r->len = 0;
 }
 
 PA_HIDDEN void pa_register_atfork_prepare(void) {
@@ -475,14 +569,17 @@ PA_HIDDEN void pa_register_atfork_child(void) {
   kind = -1;
   pinned = 0;
   in_reg = 0;
+  pending = NULL;
   pa_chunk_t* lists[2] = { pa_chunks, pa_huge_all };
   for (int l = 0; l < 2; l++) {
     for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next) {
       if (atomic_exchange(&c->reg, NULL) != NULL) {
         c->unregistered = 1;
         atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
-        atomic_fetch_add(&pa_gstats.unreg_bytes, (size_t)1 << c->shift);
+        atomic_fetch_add(&pa_gstats.unreg_bytes, pa_register_len(c));
       }
+      c->nrecs = 0;
+      c->pending = 0; c->next_pending = NULL;
     }
   }
   atomic_store(&pa_gstats.reg_chunks, 0);

@@ -97,7 +97,9 @@ static void run_with(const char* registrar) {
      a free page from the pool, shared with every other process on the host;
      a short pool kills the child with SIGBUS (FORK.md) — another matter than
      the consistency this test is about. */
-  const char* env[] = { env_r, "PINARENA_PAGES=thp", NULL };
+  /* Eager registration: the chunks are pinned at fork, the case this test is
+     about (lazily registered chunks nobody looked up are not pinned). */
+  const char* env[] = { env_r, "PINARENA_PAGES=thp", "PINARENA_REGISTER=eager", NULL };
   int rc = su_exec(argv, env, out, sizeof out);
   char* line = strstr(out, "forks=");
   NOTE("%s: %s", registrar, line ? strtok(line, "\n") : out);

@@ -137,8 +137,10 @@ static void* churn(void* arg) {
 TEST(shim_fork_child_uses_heap) {
   pthread_t t;
   pthread_create(&t, NULL, churn, NULL);       /* another thread allocating across the fork */
-  char* pre = malloc(5000);
+  char* pre = malloc(6 << 20);                 /* a chunk of this process (eager: not one inherited from the runner) */
   memset(pre, 'p', 5000);
+  pinarena_region_t r0;                        /* registered in the parent (lazy: on this lookup) */
+  CHECK(pinarena_lookup(pre, 1, &r0) == 0, "parent lookup");
   for (int round = 0; round < 20; round++) {
     pid_t pid = fork();
     CHECK(pid >= 0, "fork");
@@ -149,11 +151,11 @@ TEST(shim_fork_child_uses_heap) {
       for (int i = 0; i < 1000; i++) free(v[i]);
       pinarena_region_t r;
       if (pinarena_lookup(pre, 1, &r) != -ENODATA) _exit(3);   /* inherited: the pin is the parent's */
-      free(pre);
-      void* big = malloc(6 << 20);                /* a new chunk: registered by the child */
+      void* big = malloc(6 << 20);                /* a new chunk (pre still holds its own): registered by the child */
       memset(big, 2, 6 << 20);
       if (pinarena_lookup(big, 1, &r) != 0) _exit(4);
       free(big);
+      free(pre);
       _exit(0);
     }
     int st;

@@ -100,6 +100,16 @@ final class Doctor
                 line(out, WARN, label, state, "reserve some: echo N > " + pool.reserveFile() +
                     (pool.pageSize() >= (1L << 30) ? " (1 GiB pages are best reserved at boot: hugepagesz=1G hugepages=N)" : ""));
             }
+            // fork copies every pinned private page into the child at once; a hugetlb page comes from the free
+            // pool, and when the pool cannot cover the pages a process pins, fork (and system()) fails with ENOMEM
+            final long inUse = pool.total() - pool.free();
+            if (inUse > 0 && inUse > pool.free())
+            {
+                line(out, WARN, label + " fork", inUse + " in use, " + pool.free() + " free: a process pinning the " +
+                    "pages in use cannot fork (pinned hugetlb pages are copied into the child from the free pool)",
+                    "keep as many pages free as a process pins, or leave hugetlb off in the C shim (the default; " +
+                    "PINARENA_PAGES=hugetlb opts in)");
+            }
         }
 
         final String thp = HugePagePools.transparentHugePageMode();
