@@ -145,7 +145,13 @@ static rchunk_t* chunk_new(size_t size) {
   if (m == NULL) return NULL;
   pa_mapping_t os;
   int saved = errno;
-  if (pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, &os) != 0) {
+  /* PINARENA_PAGES=hugetlb lists its backings; otherwise (auto, thp, 4k) the
+     heap's chunks are lazy mappings, which a remote chunk is not: it is
+     pinned as soon as a key covers it, so it maps as THP, else 4 KiB. */
+  static const pa_backing_t remote_prefs[] = { PA_BACK_THP, PA_BACK_4K };
+  const pa_backing_t* prefs = pa_opts.nprefs ? pa_opts.prefs : remote_prefs;
+  size_t nprefs = pa_opts.nprefs ? pa_opts.nprefs : sizeof remote_prefs / sizeof remote_prefs[0];
+  if (pa_os_map_chunk(size, prefs, nprefs, &os) != 0) {
     syscall(SYS_munmap, m, meta);
     errno = saved;
     return NULL;
