@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define PINARENA_API_VERSION 1
+#define PINARENA_API_VERSION 2
 
 enum pinarena_backend {
   PINARENA_BACKEND_NONE = 0,   /* not registered */
@@ -29,22 +29,89 @@ enum pinarena_backend {
   PINARENA_BACKEND_MLOCK       /* resident only: no keys */
 };
 
+/* The rkey of memory no peer may reach: ordinary heap memory (registered
+ * for local access only) reports rkey == PINARENA_RKEY_NONE. Never send it
+ * to a peer; with verbs, an access with it fails (remote access error). */
+#define PINARENA_RKEY_NONE 0u
+
 typedef struct pinarena_region {
-  void*    base;               /* the registered range (a whole chunk) */
+  void*    base;               /* the registered range: a whole chunk; for a remote buffer exactly the buffer */
   size_t   length;
   uint32_t lkey;
-  uint32_t rkey;
+  uint32_t rkey;               /* PINARENA_RKEY_NONE for heap memory (see "Remote access" below) */
   int      registered;         /* 1: keys valid; 0: memory is pinarena's and stays mapped, but is not registered */
   int      backend;            /* enum pinarena_backend */
 } pinarena_region_t;
 
 /* The registration covering [p, p + len) for a pointer the shim handed out.
- * O(1), lock-free, callable from any thread and from signal handlers.
+ * Heap memory: O(1), lock-free, callable from any thread and from signal
+ * handlers; lkey is usable, rkey is PINARENA_RKEY_NONE (the heap is
+ * registered for local access only, unless PINARENA_HEAP_REMOTE=1). A
+ * buffer from pinarena_alloc_remote: base/length are the exposed buffer
+ * (the whole remote chunk with PINARENA_REMOTE_KEYS=chunk) and rkey its
+ * key; this case takes a lock (not for signal handlers).
  * Returns 0 (registered, *out filled); -ENODATA: the memory is the shim's
  * but not registered (pin cap, RLIMIT_MEMLOCK, registrar none, inherited
  * across fork), *out filled with registered = 0; -ENOENT: not the shim's
  * memory; -ERANGE: the range leaves the chunk (len too large). */
 int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
+
+/* ---------------------------------------------------------------------------
+ * Remote access: exactly what the program exposes.
+ *
+ * The heap is registered LOCAL_WRITE only: no key of it lets a peer read or
+ * write anything, so a peer can never reach another object, a free block or
+ * the allocator's own structures. Memory for peers comes from
+ * pinarena_alloc_remote: remote-scope chunks that hold nothing but exposed
+ * buffers (their bookkeeping is elsewhere, never registered), zeroed when a
+ * buffer is freed. Its key (pinarena_lookup) reaches exactly
+ * [p, p + size) — byte-exact bounds, one byte before or after fails with a
+ * remote access error — and dies in pinarena_free_remote before the bytes
+ * are zeroed and handed out again. How the key is made, and what it costs
+ * (PINARENA_REMOTE_KEYS; bindings-c/README.md has the measured figures):
+ *   window  (default where the device has memory windows that keep a peer
+ *           inside their bounds: checked once, at the first remote
+ *           allocation, by a probe READ one byte past a window; rdma_rxe
+ *           fails it — it checks window accesses against the MR under the
+ *           window — so there the keys are mr) a type-1 memory
+ *           window bound to exactly the buffer, posted on a QP of the
+ *           shim's own on the same PD, which the calling thread reaps itself
+ *           (no thread). Reachable through every QP of the PD. Costs two
+ *           work requests per buffer (bind, revoke), no system call on
+ *           hardware, no pinning. Needs the shim's PD (pinarena_pd(), or
+ *           pinarena_set_pd before the first remote allocation).
+ *   mr      (fallback: no memory windows) ibv_reg_mr of exactly the buffer:
+ *           same reach, costs a registration (system call, page pinning) per
+ *           buffer and one per free.
+ *   chunk   one key per remote chunk (2 MiB): no cost per buffer, but a
+ *           peer with one buffer's key reaches every remote buffer of that
+ *           chunk (never the heap, never allocator metadata).
+ * With io_uring, mlock or no registrar there are no remote keys at all: the
+ * buffers are plain memory and pinarena_lookup returns -ENODATA for them.
+ * A forked child must not use the keys: registrations are the parent's.
+ * ------------------------------------------------------------------------- */
+
+#define PINARENA_REMOTE_READ  4        /* == IBV_ACCESS_REMOTE_READ */
+#define PINARENA_REMOTE_WRITE 2        /* == IBV_ACCESS_REMOTE_WRITE */
+
+/* size bytes (zero-filled, 256-byte aligned) that peers may access as
+ * `access` (PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE) with the key
+ * pinarena_lookup reports. NULL with errno: EINVAL (size 0, bad access),
+ * ENOMEM, EXDEV (pinarena_set_pd was called after the first remote
+ * allocation), EIO (the device refused the key). Release with
+ * pinarena_free_remote, never free(). */
+void* pinarena_alloc_remote(size_t size, int access);
+/* Revoke the buffer's key (waits until the device confirms no peer can use
+ * it), zero the bytes, make them reusable. 0; -EIO if the device did not
+ * confirm the revocation (the bytes are then never reused). Aborts with
+ * "pinarena_free_remote(): invalid pointer" for anything else. */
+int pinarena_free_remote(void* p);
+/* How remote keys are made in this process: "window", "window2", "mr",
+ * "chunk", "none" (no verbs), "pending" (no remote allocation yet). */
+const char* pinarena_remote_keys(void);
+/* Why windows are not used ("" when they are, or were not asked for), e.g.
+ * "the device does not enforce window bounds ...". */
+const char* pinarena_remote_keys_why(void);
 
 /* The protection domain (struct ibv_pd*) chunks are registered with, or
  * NULL when the registrar is not verbs. */

@@ -1,7 +1,7 @@
 /* diag.h — the one place that turns an error into words.
  *
  * Library functions return -errno and never print. Callers that want a
- * message (tests, the future shim's debug mode) use these: the errno name,
+ * message (the tests and tools) use these: the errno name,
  * and a likely fix for the calls pinarena makes. Output goes through write(2)
  * only, so it is safe inside an allocator.
  */

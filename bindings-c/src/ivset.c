@@ -134,9 +134,9 @@ int pa_iv_drain(int sink, pa_iv_range_t* out, int max) {
   while (atomic_load(&holders) != 0) sched_yield();   /* a monitor is posting: short */
   /* FIRST, before the slots are read: a later post sets it to 1 again, so
    * nothing is lost. But NOT to 0: the ranges taken below are not applied
-   * yet. With 0 here, this interleaving handed out stale registrations
-   * (RegistrationCacheScenarios#threadsRegisterWhileAnotherUnmaps and
-   * rc_threads_register_while_others_unmap, 1 to 4 stale sends per run):
+   * yet. With 0 here, this interleaving would hand out stale registrations
+   * (the scenarios RegistrationCacheScenarios#threadsRegisterWhileAnotherUnmaps
+   * and rc_threads_register_while_others_unmap exercise it):
    *   U  (holds buffer b's lock): munmap hook posts b (slot, pending = 1),
    *      munmaps, posts again, maps fresh pages at b, drops b's lock.
    *   T1 (get for another buffer, slow path, under the cache lock): this

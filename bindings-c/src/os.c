@@ -1,5 +1,8 @@
 /* os.c — size-aligned chunk mapping with a backing preference list, and the
- * page size read back from the kernel. */
+ * page size read back from the kernel.
+ * Twin: registration/.../os/ChunkMapper.java and PageSizes.java implement the
+ * same rules in Java; change both (shared scenario list: docs/ARCHITECTURE.md,
+ * "Twins"). */
 #define _GNU_SOURCE
 #include "os.h"
 #include "ivset.h"

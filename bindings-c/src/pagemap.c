@@ -1,4 +1,7 @@
-/* pagemap.c — /proc/self/pagemap and /proc/kpageflags readers (pread, no heap). */
+/* pagemap.c — /proc/self/pagemap and /proc/kpageflags readers (pread, no heap).
+ * Twin: registration/.../os/PageMap.java (pagemap) and PageSizes.java
+ * (kpageflags) in Java; change both (shared scenario list: docs/ARCHITECTURE.md,
+ * "Twins"). */
 #include "pagemap.h"
 #include "common.h"
 

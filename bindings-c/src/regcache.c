@@ -1,4 +1,6 @@
-/* regcache.c — see regcache.h. Hit path first, everything else under mu. */
+/* regcache.c — see regcache.h. Hit path first, everything else under mu.
+ * Twin: registration/.../cache/RegistrationCache.java implements the same rules
+ * in Java; change both (shared scenario list: docs/ARCHITECTURE.md, "Twins"). */
 #define _GNU_SOURCE
 #include "regcache.h"
 #include "ivset.h"

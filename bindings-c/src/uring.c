@@ -1,4 +1,6 @@
-/* uring.c — io_uring setup, sparse fixed-buffer slots, one-shot fixed I/O. */
+/* uring.c — io_uring setup, sparse fixed-buffer slots, one-shot fixed I/O.
+ * Twin: registration/.../uring/IoUring.java implements the same rules in Java;
+ * change both (shared scenario list: docs/ARCHITECTURE.md, "Twins"). */
 #include "uring.h"
 
 #include <errno.h>

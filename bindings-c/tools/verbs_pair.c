@@ -175,3 +175,19 @@ int pa_vp_send(pa_vp_t* p, const void* src, uint32_t len, uint32_t lkey, void* d
   if (ibv_post_send(p->sender, &wr, &bad)) return -errno;
   return wait_completions(p, 2);
 }
+
+int pa_vp_rdma(pa_vp_t* p, int op, void* local, uint32_t len, uint32_t lkey, uint64_t remote, uint32_t rkey) {
+  struct ibv_sge sge = { .addr = (uintptr_t)local, .length = len, .lkey = lkey };
+  struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1, .opcode = (enum ibv_wr_opcode)op,
+    .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = remote, .rkey = rkey } };
+  struct ibv_send_wr* bad = NULL;
+  if (ibv_post_send(p->sender, &wr, &bad)) return -errno;
+  int64_t deadline = now_ns() + POLL_BUDGET_NS;
+  for (;;) {
+    struct ibv_wc wc;
+    int n = ibv_poll_cq(p->cq, 1, &wc);
+    if (n < 0) return -EIO;
+    if (n == 1) return (int)wc.status;
+    if (now_ns() > deadline) return -ETIMEDOUT;
+  }
+}

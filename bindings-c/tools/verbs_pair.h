@@ -35,6 +35,13 @@ void pa_vp_close(pa_vp_t* p);
  * the completion. 0 or -errno (-EIO: failed completion; the QP is then in
  * the error state and the pair must be reopened). */
 int  pa_vp_write(pa_vp_t* p, const void* src, uint32_t len, uint32_t lkey, void* dst, uint32_t rkey);
+/* One RDMA READ or WRITE (op: IBV_WR_RDMA_READ / IBV_WR_RDMA_WRITE) of len
+ * bytes between local (lkey) and the peer address remote (rkey), as a peer
+ * holding that key would post it. Returns the completion's status
+ * (IBV_WC_SUCCESS, IBV_WC_REM_ACCESS_ERR, ...) or -errno when nothing
+ * completed. After a failed completion the pair is in the error state:
+ * close and reopen it. Prints nothing. */
+int  pa_vp_rdma(pa_vp_t* p, int op, void* local, uint32_t len, uint32_t lkey, uint64_t remote, uint32_t rkey);
 /* SEND src (lkey) into a receive posted on dst (dst_lkey). */
 int  pa_vp_send(pa_vp_t* p, const void* src, uint32_t len, uint32_t lkey, void* dst, uint32_t dst_lkey);
 

@@ -7,6 +7,7 @@
 #        cwd      the caller's working directory (one line)
 #        tmpbinds paths (one a line: the repository, the cwd) to show read-only when under /tmp
 #        mounts   "TAG PATH" lines: writable 9p shares to mount at PATH
+#        net      optional: "ip ADDR", "hostname NAME", "host ADDR NAME" lines (a guest on a shared network)
 #   out: stdout, stderr   the command's output (appended, so the host can tail them live)
 #        status           the command's exit status, written once it has finished
 #        setup-error      one line, when the guest could not be set up
@@ -61,9 +62,20 @@ mount -t tmpfs -o mode=755 run /mnt/run
 mount -t tmpfs -o mode=1777 vartmp /mnt/var/tmp
 
 # Hostname resolvable (mpirun needs it); /etc/hosts itself is read-only over 9p.
-hostname softroce
+# A guest on a network shared with other guests gets its address, name and its peers' names from /share/net.
+GUEST_IP=10.0.2.15 GUEST_NAME=softroce
+if [ -f /share/net ]; then
+    GUEST_IP=$(sed -n 's/^ip //p' /share/net)
+    GUEST_NAME=$(sed -n 's/^hostname //p' /share/net)
+fi
+hostname "$GUEST_NAME"
 mkdir -p /etc-rw
-printf '127.0.0.1\tlocalhost\n127.0.1.1\tsoftroce\n::1\tlocalhost ip6-localhost ip6-loopback\n' > /etc-rw/hosts
+if [ -f /share/net ]; then   # its own name on its network address, where its peers reach it
+    printf '127.0.0.1\tlocalhost\n%s\t%s\n' "$GUEST_IP" "$GUEST_NAME" > /etc-rw/hosts
+    sed -n 's/^host \([^ ]*\) \(.*\)$/\1\t\2/p' /share/net >> /etc-rw/hosts
+else
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$GUEST_NAME" > /etc-rw/hosts
+fi
 mount --bind /etc-rw/hosts /mnt/etc/hosts
 
 # The repository and the cwd, when they are under the host's /tmp: show them (read-only) at the same
@@ -90,7 +102,7 @@ done < /share/mounts
 # (qemu's user network is started with restrict=on).
 ip link set lo up
 ip link set eth0 up || fail "no eth0 (virtio_net not working?)"
-ip addr add 10.0.2.15/24 dev eth0
+ip addr add "$GUEST_IP/24" dev eth0
 chroot /mnt rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
 i=0
 until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do

@@ -8,7 +8,8 @@
 
 PA_EXPORT int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out) {
   pa_chunk_t* c = pa_chunk_of(p);
-  if (c == NULL || c->magic != PA_CHUNK_MAGIC) return -ENOENT;
+  if (c == NULL) return pa_remote_lookup(p, len, out);     /* a remote-scope buffer, or not ours */
+  if (c->magic != PA_CHUNK_MAGIC) return -ENOENT;
   uintptr_t end = (uintptr_t)c + ((size_t)1 << c->shift);
   if (len > end - (uintptr_t)p) return -ERANGE;
   /* acquire: pairs with the release store that published the record */
@@ -22,7 +23,8 @@ PA_EXPORT int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out)
     return -ENODATA;
   }
   out->lkey = r->lkey;
-  out->rkey = r->rkey;
+  /* heap memory is registered for local access only (register.c): no key to give a peer */
+  out->rkey = r->backend != PA_REG_VERBS || pa_register_heap_remote() ? r->rkey : PINARENA_RKEY_NONE;
   out->registered = 1;
   out->backend = r->backend == PA_REG_VERBS ? PINARENA_BACKEND_VERBS
                : r->backend == PA_REG_URING ? PINARENA_BACKEND_IO_URING

@@ -5,6 +5,8 @@
  *   alloc.c     malloc fast path + generic slow path, aligned, realloc
  *   free.c      free fast path, validation (invalid / double free), cross-thread free
  *   register.c  registration of chunks (verbs via dlopen, io_uring, mlock, none)
+ *   remote.c    remote-scope chunks: pinarena_alloc_remote and the keys of exactly one buffer
+ *   window.c    the memory-window pool and the QP of the shim's own that binds windows
  *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
  *   classes.c   the size-class tables (classes.h)
  *   options.c   the PINARENA_* environment, read without allocating
@@ -424,12 +426,18 @@ PA_HIDDEN const char* pa_registrar_name(void);
 PA_HIDDEN void  pa_register_check(void);              /* notice a lost io_uring ring (stats) */
 PA_HIDDEN int   pa_register_set_pd(void* pd);
 PA_HIDDEN void* pa_register_pd(void);
+PA_HIDDEN void  pa_register_choose(void);             /* pick the registrar if nothing made it pick yet */
+PA_HIDDEN int   pa_register_heap_remote(void);        /* PINARENA_HEAP_REMOTE=1: heap keys reach remotely */
 PA_HIDDEN void  pa_register_notify_release(pa_chunk_t* c);
 
 /* The release callback (pinarena_set_release_callback) */
 typedef void (*pa_release_fn)(void* base, size_t len, void* arg);
 extern PA_HIDDEN pa_release_fn pa_release_cb;
 extern PA_HIDDEN void* pa_release_arg;
+
+/* remote.c */
+struct pinarena_region;
+PA_HIDDEN int   pa_remote_lookup(const void* p, size_t len, struct pinarena_region* out);
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);

@@ -61,7 +61,23 @@ static int pd_adopted;
 PA_HIDDEN pa_release_fn pa_release_cb;
 PA_HIDDEN void* pa_release_arg;
 
-#define VERBS_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+/* Heap chunks are registered for local access only: a peer holding any key
+ * of the heap reaches nothing. Remote access is for remote-scope buffers
+ * (remote.c). PINARENA_HEAP_REMOTE=1 restores the whole heap's remote access
+ * for programs that hand peers keys of ordinary malloc memory — and with
+ * them every object and every allocator structure of the chunk: a peer can
+ * read any secret there and corrupt the heap. Off by default. */
+#define VERBS_ACCESS_LOCAL  IBV_ACCESS_LOCAL_WRITE
+#define VERBS_ACCESS_REMOTE (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+static int heap_remote = -1;           /* read once, before the first registration */
+
+PA_HIDDEN int pa_register_heap_remote(void) {
+  if (heap_remote < 0) {
+    const char* v = pa_getenv("PINARENA_HEAP_REMOTE");
+    heap_remote = v != NULL && v[0] == '1' && v[1] == 0;
+  }
+  return heap_remote;
+}
 
 /* ---------------------------------------------------------------------------
    Backend selection
@@ -238,7 +254,7 @@ static int backend_register(int k, pa_chunk_t* c, pa_regrec_t* r, const char** w
   r->len = len;
   r->backend = k;
   if (k == PA_REG_VERBS) {
-    struct ibv_mr* mr = p_reg_mr(pd, c, len, VERBS_ACCESS);
+    struct ibv_mr* mr = p_reg_mr(pd, c, len, pa_register_heap_remote() ? VERBS_ACCESS_REMOTE : VERBS_ACCESS_LOCAL);
     if (mr == NULL) { *why = "ibv_reg_mr failed"; return -1; }
     r->mr = mr; r->lkey = mr->lkey; r->rkey = mr->rkey;
     return 0;
@@ -382,6 +398,14 @@ PA_HIDDEN int pa_register_set_pd(void* newpd) {
   in_reg = 0;
   pthread_mutex_unlock(&pa_reg_lock);
   return rc;
+}
+
+/* Pick the registrar now if no chunk has made it pick yet (a forked child,
+ * or before the first chunk): remote.c needs to know whether there is a PD. */
+PA_HIDDEN void pa_register_choose(void) {
+  pthread_mutex_lock(&pa_reg_lock);
+  if (kind < 0 && ready) { in_reg = 1; choose(); in_reg = 0; }
+  pthread_mutex_unlock(&pa_reg_lock);
 }
 
 PA_HIDDEN void* pa_register_pd(void) {

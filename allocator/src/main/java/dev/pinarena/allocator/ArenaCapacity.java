@@ -11,8 +11,9 @@ import java.util.List;
 
 /**
  * The default cap of an arena and why: the bytes this process may pin (RLIMIT_MEMLOCK, lifted by
- * CAP_IPC_LOCK), further limited to the free hugetlbfs pages when any are reserved (chunks should be huge
- * pages), or to half of RAM when nothing else limits it; rounded down to whole chunks.
+ * CAP_IPC_LOCK), and at most half of physical memory; rounded down to whole chunks. The hugetlb pool does not
+ * limit it: chunks are huge pages while the pool has free ones and transparent huge pages after (see
+ * {@link ArenaConfig#backings()}), so the cap does not change with what other processes take from the pool.
  * Public so that {@code pinarena doctor} can print the same computation.
  *
  * @param capBytes  the cap: a multiple of the chunk size, possibly 0 when not even one chunk may be pinned.
@@ -35,14 +36,13 @@ public record ArenaCapacity(long capBytes, long chunkSize, String reason)
      *
      * @param chunkSize     chunk size the cap is rounded to.
      * @param limit         RLIMIT_MEMLOCK and CAP_IPC_LOCK.
-     * @param pools         hugetlbfs pools.
+     * @param pools         hugetlbfs pools: named in the reason, never a limit.
      * @param memTotalBytes physical memory, or 0 if unknown.
      * @return the cap and the reason.
      */
     public static ArenaCapacity compute(
         final long chunkSize, final MemlockLimit limit, final List<HugePagePools.Pool> pools, final long memTotalBytes)
     {
-        final long pinnable = limit.pinnableBytes();
         long freeHuge = 0;
         for (final HugePagePools.Pool pool : pools)
         {
@@ -51,25 +51,35 @@ public record ArenaCapacity(long capBytes, long chunkSize, String reason)
                 freeHuge += pool.free() * pool.pageSize();
             }
         }
+        return compute(chunkSize, limit.pinnableBytes(), limit.capIpcLock(), freeHuge, memTotalBytes);
+    }
+
+    /**
+     * @param chunkSize     chunk size the cap is rounded to.
+     * @param pinnable      bytes this process may pin, or {@link PinBudget#UNLIMITED}.
+     * @param capIpcLock    whether CAP_IPC_LOCK lifted the limit.
+     * @param freeHugeBytes free hugetlb pages now (for the reason only).
+     * @param memTotalBytes physical memory, or 0 if unknown.
+     * @return the cap and the reason.
+     */
+    public static ArenaCapacity compute(
+        final long chunkSize, final long pinnable, final boolean capIpcLock, final long freeHugeBytes,
+        final long memTotalBytes)
+    {
         final StringBuilder reason = new StringBuilder("pinnable ")
             .append(MemlockLimit.format(pinnable))
-            .append(limit.capIpcLock() ? " (CAP_IPC_LOCK)" : " (RLIMIT_MEMLOCK)")
-            .append(", free hugetlb pages ").append(MemlockLimit.format(freeHuge));
+            .append(capIpcLock ? " (CAP_IPC_LOCK)" : " (RLIMIT_MEMLOCK)");
         long cap = pinnable;
-        String winner = "RLIMIT_MEMLOCK";
-        if (freeHuge > 0 && freeHuge < cap)
-        {
-            cap = freeHuge;
-            winner = "free hugetlb pages";
-        }
-        if (cap == PinBudget.UNLIMITED && memTotalBytes > 0)
+        String winner = capIpcLock ? "CAP_IPC_LOCK" : "RLIMIT_MEMLOCK";
+        if (memTotalBytes > 0 && (cap == PinBudget.UNLIMITED || cap > memTotalBytes / 2))
         {
             cap = memTotalBytes / 2;
             winner = "half of MemTotal (" + MemlockLimit.format(memTotalBytes) + ")";
         }
         final long rounded = cap == PinBudget.UNLIMITED ? cap & ~(chunkSize - 1) : (cap / chunkSize) * chunkSize;
         reason.append(" -> cap ").append(MemlockLimit.format(rounded)).append(" from ").append(winner)
-            .append(", in whole ").append(MemlockLimit.format(chunkSize)).append(" chunks");
+            .append(", in whole ").append(MemlockLimit.format(chunkSize)).append(" chunks; free hugetlb pages ")
+            .append(MemlockLimit.format(freeHugeBytes)).append(" (chunks beyond them fall back to THP)");
         return new ArenaCapacity(rounded, chunkSize, reason.toString());
     }
 

@@ -51,6 +51,10 @@ final class ArenaChunk
 
     /** Dedicated chunks: true while its buffer is handed out. Guarded by the pool lock. */
     boolean dedicatedInUse;
+    /** Dedicated chunks: hand-outs so far, modulo 2^16 ({@link BufferHandle}). Guarded by the pool lock. */
+    int dedicatedGeneration;
+    /** Shared chunks: per run head page, hand-outs of a run starting there, modulo 2^16. */
+    private final char[] runGenerations;
 
     ArenaChunk(final MappedChunk mapping, final Region region, final BufferScope scope, final boolean dedicated)
     {
@@ -65,6 +69,7 @@ final class ArenaChunk
         this.pageState = dedicated ? null : new byte[pageCount];
         this.runPages = dedicated ? null : new int[pageCount];
         this.slabByPage = dedicated ? null : new Slab[pageCount];
+        this.runGenerations = dedicated ? null : new char[pageCount];
     }
 
     /**
@@ -98,6 +103,24 @@ final class ArenaChunk
     Slab slab(final int page)
     {
         return (Slab)SLABS.getAcquire(slabByPage, page);
+    }
+
+    /**
+     * By the thread handing the run out, before it reaches any other thread.
+     *
+     * @return the run's new generation.
+     */
+    int nextRunGeneration(final int headPage)
+    {
+        return ++runGenerations[headPage];
+    }
+
+    /**
+     * @return the generation of the run that starts at {@code headPage}.
+     */
+    int runGeneration(final int headPage)
+    {
+        return runGenerations[headPage];
     }
 
     int runPages(final int headPage)

@@ -7,9 +7,25 @@ import dev.pinarena.registration.os.PageBacking;
 import java.util.List;
 
 /**
- * Settings of a {@link PinnedArena}. Immutable; {@code with...} methods return a changed copy.
+ * Settings of a {@link PinnedArena}. Immutable; {@code with...} methods return a changed copy. Start from
+ * {@link #defaults()}; the canonical constructor checks every component like the withers do.
+ *
+ * @param chunkSize        bytes per chunk: a power of two, at least 2 MiB.
+ * @param capBytes         most bytes the arena maps and pins, or {@link #CAP_FROM_HOST}.
+ * @param defaultAlignment alignment (and granule) of every buffer: a power of two from 16 to 4096.
+ * @param remoteAccess     {@link Access} bits of remote-scope chunks; must include a remote right.
+ * @param zeroRemoteOnFree whether a remote-scope buffer is zeroed when freed.
+ * @param runCacheBytes    bytes of freed page runs one thread may keep for reuse without a lock.
+ * @param backings         page backings to try for each chunk, in order.
  */
-public final class ArenaConfig
+public record ArenaConfig(
+    long chunkSize,
+    long capBytes,
+    int defaultAlignment,
+    int remoteAccess,
+    boolean zeroRemoteOnFree,
+    long runCacheBytes,
+    List<PageBacking> backings)
 {
     /** Default chunk: 16 MiB, eight 2 MiB huge pages, room for 1 MiB slabs and runs. */
     public static final long DEFAULT_CHUNK_SIZE = 16L << 20;
@@ -22,22 +38,10 @@ public final class ArenaConfig
     /** Marker for "compute the cap from RLIMIT_MEMLOCK and free huge pages" ({@link ArenaCapacity}). */
     public static final long CAP_FROM_HOST = -1;
 
-    private final long chunkSize;
-    private final long capBytes;
-    private final int defaultAlignment;
-    private final int remoteAccess;
-    private final boolean zeroRemoteOnFree;
-    private final long runCacheBytes;
-    private final List<PageBacking> backings;
-
-    private ArenaConfig(
-        final long chunkSize,
-        final long capBytes,
-        final int defaultAlignment,
-        final int remoteAccess,
-        final boolean zeroRemoteOnFree,
-        final long runCacheBytes,
-        final List<PageBacking> backings)
+    /**
+     * Checks every component.
+     */
+    public ArenaConfig
     {
         if (chunkSize < ChunkMapper.MIN_CHUNK_SIZE || Long.bitCount(chunkSize) != 1)
         {
@@ -56,13 +60,7 @@ public final class ArenaConfig
         {
             throw new IllegalArgumentException("run cache bytes must not be negative: " + runCacheBytes);
         }
-        this.chunkSize = chunkSize;
-        this.capBytes = capBytes;
-        this.defaultAlignment = defaultAlignment;
-        this.remoteAccess = remoteAccess;
-        this.zeroRemoteOnFree = zeroRemoteOnFree;
-        this.runCacheBytes = runCacheBytes;
-        this.backings = List.copyOf(backings);
+        backings = List.copyOf(backings);
         new SizeClasses(defaultAlignment); // validates the granule
     }
 
@@ -136,62 +134,6 @@ public final class ArenaConfig
     public ArenaConfig withBackings(final List<PageBacking> backings)
     {
         return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings);
-    }
-
-    /**
-     * @return bytes per chunk.
-     */
-    public long chunkSize()
-    {
-        return chunkSize;
-    }
-
-    /**
-     * @return the cap in bytes, or {@link #CAP_FROM_HOST}.
-     */
-    public long capBytes()
-    {
-        return capBytes;
-    }
-
-    /**
-     * @return the alignment every buffer has unless a larger one is asked for.
-     */
-    public int defaultAlignment()
-    {
-        return defaultAlignment;
-    }
-
-    /**
-     * @return access bits of remote-scope chunks.
-     */
-    public int remoteAccess()
-    {
-        return remoteAccess;
-    }
-
-    /**
-     * @return true if remote-scope buffers are zeroed on free.
-     */
-    public boolean zeroRemoteOnFree()
-    {
-        return zeroRemoteOnFree;
-    }
-
-    /**
-     * @return bytes of freed runs a thread may keep.
-     */
-    public long runCacheBytes()
-    {
-        return runCacheBytes;
-    }
-
-    /**
-     * @return page backings in order of preference.
-     */
-    public List<PageBacking> backings()
-    {
-        return backings;
     }
 
     public String toString()

@@ -1,5 +1,8 @@
 package dev.pinarena.allocator;
 
+import dev.pinarena.registration.os.MemlockLimit;
+import dev.pinarena.registration.os.PageBacking;
+
 /**
  * A snapshot of an arena's counters. Immutable; {@link #toString()} prints it for humans.
  * <p>
@@ -26,14 +29,16 @@ public final class ArenaStats
     private final long crossThreadFreesCollected;
     private final int liveHeaps;
     private final long adoptedHeaps;
+    private final long[] bytesByBacking;
 
     ArenaStats(
         final String registrar, final long pinnedBytes, final long capBytes, final int chunks, final int dedicatedChunks,
         final long registrations, final long bytesInUse, final int[] classSizes, final long[] classAllocs,
         final long[] classFrees, final long runAllocs, final long runFrees, final long dedicatedAllocs,
         final long dedicatedFrees, final long crossThreadFrees, final long crossThreadFreesCollected,
-        final int liveHeaps, final long adoptedHeaps)
+        final int liveHeaps, final long adoptedHeaps, final long[] bytesByBacking)
     {
+        this.bytesByBacking = bytesByBacking;
         this.registrar = registrar;
         this.pinnedBytes = pinnedBytes;
         this.capBytes = capBytes;
@@ -173,25 +178,65 @@ public final class ArenaStats
         return adoptedHeaps;
     }
 
-    public String toString()
+    /**
+     * @param backing a page backing.
+     * @return bytes of chunks mapped with it: the mix shows how many chunks got huge pages.
+     */
+    public long pinnedBytes(final PageBacking backing)
+    {
+        return bytesByBacking[backing.ordinal()];
+    }
+
+    /**
+     * @return the backing mix, e.g. {@code hugetlb-2M 48 MiB + thp 16 MiB}, or {@code none}.
+     */
+    public String backingMix()
+    {
+        return backingMix(bytesByBacking);
+    }
+
+    static String backingMix(final long[] bytesByBacking)
     {
         final StringBuilder sb = new StringBuilder();
-        sb.append("arena (").append(registrar).append("): pinned ").append(pinnedBytes).append(" of ").append(capBytes)
-            .append(" bytes in ").append(chunks).append(" chunks + ").append(dedicatedChunks).append(" dedicated, ")
-            .append(registrations).append(" registrations\n");
-        sb.append("  in use: ").append(bytesInUse).append(" bytes in ").append(buffersInUse()).append(" buffers\n");
-        sb.append("  cross-thread frees: ").append(crossThreadFrees).append(" (").append(crossThreadFreesCollected)
-            .append(" collected), heaps: ").append(liveHeaps).append(" live, ").append(adoptedHeaps).append(" adopted\n");
-        sb.append("  runs: ").append(runAllocs).append(" allocated, ").append(runFrees).append(" freed; dedicated: ")
-            .append(dedicatedAllocs).append(" allocated, ").append(dedicatedFrees).append(" freed\n");
+        for (final PageBacking backing : PageBacking.values())
+        {
+            if (bytesByBacking[backing.ordinal()] != 0)
+            {
+                sb.append(sb.length() == 0 ? "" : " + ").append(backing.label()).append(' ')
+                    .append(MemlockLimit.format(bytesByBacking[backing.ordinal()]));
+            }
+        }
+        return sb.length() == 0 ? "none" : sb.toString();
+    }
+
+    /**
+     * @return one line per size class that was used: allocated, freed, live.
+     */
+    public String classTable()
+    {
+        final StringBuilder sb = new StringBuilder();
         for (int i = 0; i < classSizes.length; i++)
         {
             if (classAllocs[i] != 0 || classFrees[i] != 0)
             {
-                sb.append("  class ").append(classSizes[i]).append(" B: ").append(classAllocs[i]).append(" allocated, ")
+                sb.append("class ").append(classSizes[i]).append(" B: ").append(classAllocs[i]).append(" allocated, ")
                     .append(classFrees[i]).append(" freed, ").append(classAllocs[i] - classFrees[i]).append(" live\n");
             }
         }
         return sb.toString();
+    }
+
+    /**
+     * @return one line: pinned bytes, the backing mix, what is in use, cross-thread frees and heaps
+     * ({@link #classTable()} has the per-class detail).
+     */
+    public String toString()
+    {
+        return "arena (" + registrar + "): pinned " + MemlockLimit.format(pinnedBytes) + " of " +
+            MemlockLimit.format(capBytes) + " in " + chunks + " chunks + " + dedicatedChunks + " dedicated (" +
+            backingMix() + "), " + registrations + " registrations; in use " + bytesInUse + " B in " +
+            buffersInUse() + " buffers; runs " + runAllocs + "/" + runFrees + ", dedicated " + dedicatedAllocs + "/" +
+            dedicatedFrees + " allocated/freed; cross-thread frees " + crossThreadFrees + " (" +
+            crossThreadFreesCollected + " collected); heaps " + liveHeaps + " live, " + adoptedHeaps + " adopted";
     }
 }

@@ -14,6 +14,17 @@ public enum BufferScope
     /** Exposed to peers for RDMA READ/WRITE: chunks registered with the configured remote access bits. */
     REMOTE;
 
+    private static final BufferScope[] SCOPES = values();
+
     /** Number of scopes; scope-indexed arrays have this length. */
-    static final int COUNT = values().length;
+    static final int COUNT = SCOPES.length;
+
+    /**
+     * @param ordinal a scope's ordinal.
+     * @return the scope, without the copy {@code values()} makes.
+     */
+    static BufferScope of(final int ordinal)
+    {
+        return SCOPES[ordinal];
+    }
 }

@@ -7,10 +7,12 @@ import dev.pinarena.registration.RegistrationException;
 import dev.pinarena.registration.os.ChunkMapper;
 import dev.pinarena.registration.os.MappedChunk;
 import dev.pinarena.registration.os.MappingFailedException;
+import dev.pinarena.registration.os.PageBacking;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The shared pool behind every heap: the chunks of each scope, their free arena pages, idle dedicated chunks
@@ -30,9 +32,14 @@ final class PagePool
     private final List<ArenaChunk> dedicatedChunks = new ArrayList<>();
     private final ArrayDeque<Slab> spareSlabs = new ArrayDeque<>();
 
-    private long mappedBytes;
-    private long registrations;
-    private long chunkCount;
+    // Counters: written under the lock, read without it (statistics and metrics never wait for the lock).
+    private volatile long mappedBytes;
+    /** Bytes mapped per {@link PageBacking}, by ordinal: the backing mix the kernel granted. */
+    private final AtomicLongArray bytesByBacking = new AtomicLongArray(PageBacking.values().length);
+    private volatile long registrations;
+    private volatile long chunkCount;
+    private volatile int sharedChunks;
+    private volatile int idleOrBusyDedicatedChunks;
 
     PagePool(
         final Registrar registrar, final ArenaConfig config, final SizeClasses classes,
@@ -49,12 +56,14 @@ final class PagePool
         }
     }
 
-    synchronized Slab takeSlab(final ThreadHeap heap, final int slot, final int cls)
+    /**
+     * @param size the request that needs the slab, for the message if the cap is reached.
+     */
+    synchronized Slab takeSlab(final ThreadHeap heap, final int slot, final int cls, final long size)
     {
-        final BufferScope scope = BufferScope.values()[slot / classes.count()];
+        final BufferScope scope = BufferScope.of(slot / classes.count());
         final int pages = classes.slabPages(cls);
-        final long request = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        final ArenaChunk chunk = chunkWithRun(scope, pages, request);
+        final ArenaChunk chunk = chunkWithRun(scope, pages, size);
         final int first = chunk.findFreeRun(pages);
         chunk.usedPages.set(first, first + pages);
         final Slab slab = spareSlabs.isEmpty() ? new Slab() : spareSlabs.pop();
@@ -72,10 +81,9 @@ final class PagePool
         spareSlabs.push(slab);
     }
 
-    synchronized long takeRun(final BufferScope scope, final int pages)
+    synchronized long takeRun(final BufferScope scope, final int pages, final long size)
     {
-        final long request = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        final ArenaChunk chunk = chunkWithRun(scope, pages, request);
+        final ArenaChunk chunk = chunkWithRun(scope, pages, size);
         final int first = chunk.findFreeRun(pages);
         chunk.usedPages.set(first, first + pages);
         chunk.markRun(first, pages);
@@ -95,17 +103,21 @@ final class PagePool
     synchronized ArenaChunk takeDedicated(final BufferScope scope, final long size)
     {
         final long chunkBytes = Long.highestOneBit(size - 1) << 1;
-        for (final ArenaChunk chunk : dedicatedChunks)
+        for (int i = 0; i < dedicatedChunks.size(); i++) // indexed: no iterator on a path taken per buffer
         {
+            final ArenaChunk chunk = dedicatedChunks.get(i);
             if (!chunk.dedicatedInUse && chunk.scope == scope && chunk.size == chunkBytes)
             {
                 chunk.dedicatedInUse = true;
+                chunk.dedicatedGeneration = (chunk.dedicatedGeneration + 1) & BufferHandle.GENERATION_MASK;
                 return chunk;
             }
         }
         final ArenaChunk chunk = mapAndRegister(scope, chunkBytes, true, size);
         dedicatedChunks.add(chunk);
+        idleOrBusyDedicatedChunks++;
         chunk.dedicatedInUse = true;
+        chunk.dedicatedGeneration = 1;
         return chunk;
     }
 
@@ -160,8 +172,10 @@ final class PagePool
 
     private ArenaChunk chunkWithRun(final BufferScope scope, final int pages, final long request)
     {
-        for (final ArenaChunk chunk : chunksByScope.get(scope.ordinal()))
+        final List<ArenaChunk> chunks = chunksByScope.get(scope.ordinal());
+        for (int i = 0; i < chunks.size(); i++) // indexed: no iterator on a path taken per slab or run
         {
+            final ArenaChunk chunk = chunks.get(i);
             if (chunk.findFreeRun(pages) >= 0)
             {
                 return chunk;
@@ -169,6 +183,7 @@ final class PagePool
         }
         final ArenaChunk chunk = mapAndRegister(scope, config.chunkSize(), false, request);
         chunksByScope.get(scope.ordinal()).add(chunk);
+        sharedChunks++;
         return chunk;
     }
 
@@ -210,6 +225,7 @@ final class PagePool
         final ArenaChunk chunk = new ArenaChunk(mapping, region, scope, dedicated);
         directory.add(chunk);
         mappedBytes += size;
+        bytesByBacking.getAndAdd(mapping.backing().ordinal(), size);
         chunkCount++;
         return chunk;
     }
@@ -219,28 +235,38 @@ final class PagePool
         return scope == BufferScope.REMOTE ? config.remoteAccess() : Access.LOCAL_WRITE;
     }
 
-    synchronized long mappedBytes()
+    /** Without the lock. @return bytes mapped and registered. */
+    long mappedBytes()
     {
         return mappedBytes;
     }
 
-    synchronized long registrations()
+    /** Without the lock. @return bytes mapped per backing, by {@link PageBacking} ordinal (a copy). */
+    long[] bytesByBacking()
+    {
+        final long[] copy = new long[bytesByBacking.length()];
+        for (int i = 0; i < copy.length; i++)
+        {
+            copy[i] = bytesByBacking.get(i);
+        }
+        return copy;
+    }
+
+    /** Without the lock. @return registrations made. */
+    long registrations()
     {
         return registrations;
     }
 
-    synchronized int chunkCount(final boolean dedicated)
+    /**
+     * Without the lock.
+     *
+     * @param dedicated which kind.
+     * @return dedicated chunks (in use or idle), or shared chunks of both scopes.
+     */
+    int chunkCount(final boolean dedicated)
     {
-        if (dedicated)
-        {
-            return dedicatedChunks.size();
-        }
-        int count = 0;
-        for (final List<ArenaChunk> chunks : chunksByScope)
-        {
-            count += chunks.size();
-        }
-        return count;
+        return dedicated ? idleOrBusyDedicatedChunks : sharedChunks;
     }
 
     synchronized long capBytes()
@@ -250,8 +276,11 @@ final class PagePool
 
     /**
      * Deregisters and unmaps every chunk. The first failure is rethrown after all were tried.
+     *
+     * @param retire map scratch memory over each chunk instead of unmapping it ({@link MappedChunk#retire()}):
+     *               for a forced close while buffers are still held, so a stale access never faults.
      */
-    synchronized void closeAll()
+    synchronized void closeAll(final boolean retire)
     {
         final List<ArenaChunk> all = new ArrayList<>(dedicatedChunks);
         for (final List<ArenaChunk> chunks : chunksByScope)
@@ -266,11 +295,18 @@ final class PagePool
             try
             {
                 directory.remove(chunk);
-                if (!registrar.isClosed())
+                if (!registrar.isClosed() && chunk.region.isLive())
                 {
                     registrar.deregister(chunk.region);
                 }
-                chunk.mapping.unmap();
+                if (retire)
+                {
+                    chunk.mapping.retire();
+                }
+                else
+                {
+                    chunk.mapping.unmap();
+                }
             }
             catch (final RuntimeException ex)
             {
@@ -281,6 +317,12 @@ final class PagePool
             }
         }
         mappedBytes = 0;
+        sharedChunks = 0;
+        idleOrBusyDedicatedChunks = 0;
+        for (int i = 0; i < bytesByBacking.length(); i++)
+        {
+            bytesByBacking.set(i, 0);
+        }
         if (first != null)
         {
             throw first;

@@ -1,11 +1,8 @@
 package dev.pinarena.allocator;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.Registrar;
-import org.agrona.UnsafeApi;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Off-heap buffers that are always registered, never stale, and cost no garbage: the pinned arena.
@@ -33,18 +30,8 @@ import java.util.List;
  */
 public final class PinnedArena implements AutoCloseable
 {
-    /** Every how many slow-path pool visits a heap looks for dead threads' heaps to adopt. */
-    static final int DEAD_THREAD_CHECK_INTERVAL = 64;
-    /**
-     * After how many slow-path heap lookups a thread claims the last-heap cache: at once would have threads
-     * that take turns rewrite the shared field on every operation.
-     */
-    static final int HEAP_CACHE_CLAIM_MISSES = 16;
-
     final SizeClasses classes;
     final PagePool pool;
-    final boolean zeroRemoteOnFree;
-    final long runCacheLimit;
 
     private final Registrar registrar;
     private final ArenaConfig config;
@@ -55,18 +42,9 @@ public final class PinnedArena implements AutoCloseable
     private final long chunkSize;
     private final int granule;
     private final int classCount;
-    private final ThreadLocal<ThreadHeap> heaps;
-    /**
-     * The heap of the thread that last claimed it (see {@link #heap()}): a plain field, read and written racily
-     * by every thread. A hit needs {@code lastHeap.creator == Thread.currentThread()}; {@code creator} is final,
-     * so whichever heap a thread reads here it sees that heap's true creator, and only the calling thread's own
-     * heap (the one its ThreadLocal holds) can match. A stale or foreign heap is just a miss.
-     */
-    private ThreadHeap lastHeap;
-    /** Every heap ever made, live or adopted; guarded by the pool lock. */
-    private final List<ThreadHeap> allHeaps = new ArrayList<>();
-    private int heapArrivals;
-    private long adoptions;
+    private final ThreadHeaps heaps;
+    private final Deallocator deallocator;
+    private final ArenaMetrics metrics;
     private volatile boolean closed;
 
     private PinnedArena(final Registrar registrar, final ArenaConfig config)
@@ -84,23 +62,20 @@ public final class PinnedArena implements AutoCloseable
         if (capBytes < chunkSize)
         {
             throw new IllegalStateException("the arena cap allows not even one chunk: " + capacity.reason() +
-                " — raise ulimit -l, grant CAP_IPC_LOCK or reserve huge pages");
+                " — raise ulimit -l or grant CAP_IPC_LOCK");
         }
         this.directory = new ChunkDirectory(chunkSize);
         this.pool = new PagePool(registrar, config, classes, directory, capacity.capBytes());
-        this.zeroRemoteOnFree = config.zeroRemoteOnFree();
-        this.runCacheLimit = config.runCacheBytes();
-        this.heaps = new ThreadLocal<>()
-        {
-            protected ThreadHeap initialValue()
-            {
-                return newHeap();
-            }
-        };
+        final ZeroOnFree zeroOnFree = new ZeroOnFree(config.zeroRemoteOnFree());
+        this.heaps = new ThreadHeaps(pool, zeroOnFree, classCount, config.runCacheBytes());
+        this.deallocator = new Deallocator(directory, heaps, pool, zeroOnFree);
+        this.metrics = new ArenaMetrics(registrar.name(), capBytes, pool, heaps, classes);
+        registrar.addUser(this); // the registrar refuses to close while this arena is open
     }
 
     /**
-     * @param registrar registers every chunk; stays owned by the caller (close it after the arena).
+     * @param registrar registers every chunk; stays owned by the caller, who closes it after the arena (it
+     *                  refuses to close before).
      * @return an arena with {@link ArenaConfig#defaults()}.
      */
     public static PinnedArena open(final Registrar registrar)
@@ -111,12 +86,14 @@ public final class PinnedArena implements AutoCloseable
     /**
      * Opens an arena. No chunk is mapped until the first allocation of each scope.
      *
-     * @param registrar registers every chunk; stays owned by the caller (close it after the arena).
+     * @param registrar registers every chunk; stays owned by the caller, who closes it after the arena (it
+     *                  refuses to close before: {@link dev.pinarena.registration.RegistrarInUseException}).
      * @param config    settings.
      * @return the arena.
      */
     public static PinnedArena open(final Registrar registrar, final ArenaConfig config)
     {
+        AgronaAccess.require();
         return new PinnedArena(registrar, config);
     }
 
@@ -172,14 +149,13 @@ public final class PinnedArena implements AutoCloseable
     {
         if (closed)
         {
-            throw new ArenaClosedException(0, "allocate(" + size + ") after the arena was closed");
+            throw ArenaErrors.allocateAfterClose(size);
         }
         if (size <= 0 || size > capBytes)
         {
-            throw new InvalidSizeException(0, "cannot allocate " + size + " bytes: " +
-                (size <= 0 ? "size must be positive" : "larger than the arena cap of " + capBytes));
+            throw ArenaErrors.invalidSize(size, capBytes);
         }
-        final ThreadHeap heap = heap();
+        final ThreadHeap heap = heaps.current();
         if (size <= SizeClasses.MAX_SLAB_BLOCK)
         {
             int cls = classes.classOf(size);
@@ -193,7 +169,7 @@ public final class PinnedArena implements AutoCloseable
             }
             if (cls >= 0)
             {
-                return heap.allocateBlock(scope.ordinal() * classCount + cls, cls);
+                return heap.allocateBlock(scope.ordinal() * classCount + cls, cls, size);
             }
         }
         else if (alignment != granule)
@@ -202,51 +178,30 @@ public final class PinnedArena implements AutoCloseable
         }
         if (size <= chunkSize)
         {
-            return allocateRun(heap, scope, (int)((size + SizeClasses.ARENA_PAGE_SIZE - 1) >>> SizeClasses.ARENA_PAGE_SHIFT));
+            return allocateRun(heap, scope, (int)((size + SizeClasses.ARENA_PAGE_SIZE - 1) >>> SizeClasses.ARENA_PAGE_SHIFT), size);
         }
         final ArenaChunk chunk = pool.takeDedicated(scope, size);
+        heap.lastGeneration = chunk.dedicatedGeneration;
         heap.dedicatedAllocs++;
         heap.bytesAllocated += chunk.size;
         return chunk.base;
     }
 
-    /**
-     * @return the calling thread's heap: from the last-heap cache if this thread claimed it, else from the
-     * ThreadLocal (creating it on the thread's first use).
-     */
-    private ThreadHeap heap()
-    {
-        final ThreadHeap cached = lastHeap;
-        if (cached != null && cached.creator == Thread.currentThread())
-        {
-            return cached;
-        }
-        return heapSlow(cached);
-    }
-
-    private ThreadHeap heapSlow(final ThreadHeap cached)
-    {
-        final ThreadHeap heap = heaps.get();
-        if (cached == null || ++heap.heapCacheMisses >= HEAP_CACHE_CLAIM_MISSES)
-        {
-            heap.heapCacheMisses = 0;
-            lastHeap = heap;
-        }
-        return heap;
-    }
-
-    private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages)
+    private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages, final long size)
     {
         long address = heap.takeCachedRun(scope, pages);
+        final ArenaChunk chunk;
         if (address != 0)
         {
-            final ArenaChunk chunk = directory.chunkOf(address);
+            chunk = directory.chunkOf(address);
             chunk.state(chunk.pageOf(address), ArenaChunk.RUN_HEAD);
         }
         else
         {
-            address = pool.takeRun(scope, pages);
+            address = pool.takeRun(scope, pages, size);
+            chunk = directory.chunkOf(address);
         }
+        heap.lastGeneration = chunk.nextRunGeneration(chunk.pageOf(address));
         heap.runAllocs++;
         heap.bytesAllocated += (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
         return address;
@@ -266,153 +221,62 @@ public final class PinnedArena implements AutoCloseable
     {
         if (closed)
         {
-            throw new ArenaClosedException(address, "free(0x" + Long.toHexString(address) + ") after the arena was closed");
+            throw ArenaErrors.closed("free", address);
         }
-        final ArenaChunk chunk = directory.chunkOf(address);
-        if (chunk == null)
-        {
-            throw new UnknownAddressException(address, "free(0x" + Long.toHexString(address) +
-                "): not inside any chunk of this arena — never allocated here");
-        }
-        if (chunk.dedicated)
-        {
-            freeDedicated(chunk, address);
-            return;
-        }
-        final int page = chunk.pageOf(address);
-        final byte state = chunk.state(page);
-        if (state == ArenaChunk.SLAB)
-        {
-            freeBlock(chunk.slab(page), address);
-            return;
-        }
-        switch (state)
-        {
-            case ArenaChunk.RUN_HEAD:
-                freeRun(chunk, page, address);
-                return;
-            case ArenaChunk.RUN_BODY:
-                throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                    "): an interior pointer into a page run, not its first byte");
-            case ArenaChunk.RUN_CACHED:
-                throw new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
-                    "): a page run that is already free (double free)");
-            default:
-                throw new UnknownAddressException(address, "free(0x" + Long.toHexString(address) +
-                    "): in " + chunk + " but in a free page that holds no buffer — double free or never allocated");
-        }
+        deallocator.free(address, Deallocator.ANY_GENERATION);
     }
 
-    private void freeBlock(final Slab slab, final long address)
+    /**
+     * @param size bytes, positive.
+     * @return a {@link BufferHandle} (address and generation) of a local-only buffer.
+     */
+    public long allocateHandle(final long size)
     {
-        final int index = slab.blockIndex(address);
-        if (index < 0)
-        {
-            if (index == -1)
-            {
-                throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                    "): an interior pointer " + (address - slab.base) % slab.blockSize + " bytes into the " +
-                    slab.blockSize + "-byte block at 0x" + Long.toHexString(address - (address - slab.base) % slab.blockSize));
-            }
-            throw new UnknownAddressException(address, "free(0x" + Long.toHexString(address) +
-                "): in the unused tail of a slab of " + slab.blockSize + "-byte blocks — never allocated");
-        }
-        final ThreadHeap owner = slab.heap;
-        if (owner != null && owner.thread == Thread.currentThread())
-        {
-            owner.freeLocal(slab, index, address);
-            return;
-        }
-        // Cross-thread free: steps 1-4 of the protocol described on Slab.
-        if (!slab.isAllocatedByRemoteView(index))
-        {
-            throw doubleFree(address, slab);
-        }
-        if (slab.scope == BufferScope.REMOTE && zeroRemoteOnFree)
-        {
-            zero(address, slab.blockSize);
-        }
-        // Read before the bit is set: from then on the owner may collect the block, empty the slab and
-        // release it, and the pool may reformat it for another class.
-        final int cls = slab.cls;
-        final int outcome = slab.markRemoteFree(index);
-        if (outcome < 0)
-        {
-            throw doubleFree(address, slab);
-        }
-        heap().countRemoteFree(cls);
-        if (outcome > 0)
-        {
-            // Read the owner after winning the pending flag: an adoption in between rehomed the slab, and
-            // pushing onto the new owner spares it a detour (the old owner's stack would also be drained).
-            slab.heap.pushPending(slab);
-        }
+        return allocateHandle(BufferScope.LOCAL, size);
     }
 
-    private void freeRun(final ArenaChunk chunk, final int page, final long address)
+    /**
+     * @param size bytes, positive.
+     * @return a {@link BufferHandle} of a buffer in a chunk registered with remote access.
+     */
+    public long allocateRemoteHandle(final long size)
     {
-        if ((address & (SizeClasses.ARENA_PAGE_SIZE - 1)) != 0)
-        {
-            throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                "): an interior pointer into the page run at 0x" + Long.toHexString(chunk.pageAddress(page)));
-        }
-        final int pages = chunk.runPages(page);
-        final long bytes = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        if (chunk.scope == BufferScope.REMOTE && zeroRemoteOnFree)
-        {
-            zero(address, bytes);
-        }
-        final ThreadHeap heap = heap();
-        heap.runFrees++;
-        heap.bytesFreed += bytes;
-        if (heap.cacheRun(chunk.scope, address, pages))
-        {
-            chunk.state(page, ArenaChunk.RUN_CACHED);
-        }
-        else
-        {
-            pool.releaseRun(chunk, page, pages);
-        }
+        return allocateHandle(BufferScope.REMOTE, size);
     }
 
-    private void freeDedicated(final ArenaChunk chunk, final long address)
+    private long allocateHandle(final BufferScope scope, final long size)
     {
-        if (address != chunk.base)
+        if (size > 0 && size <= SizeClasses.MAX_SLAB_BLOCK && !closed)
         {
-            throw new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
-                "): an interior pointer into the dedicated buffer at 0x" + Long.toHexString(chunk.base));
+            final int cls = classes.classOf(size);
+            return heaps.current().allocateBlockHandle(scope.ordinal() * classCount + cls, cls, size);
         }
-        if (chunk.scope == BufferScope.REMOTE && zeroRemoteOnFree && chunk.dedicatedInUse)
-        {
-            zero(address, chunk.size);
-        }
-        if (!pool.releaseDedicated(chunk))
-        {
-            throw new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
-                "): the dedicated " + chunk.size + "-byte buffer is already free (double free)");
-        }
-        final ThreadHeap heap = heap();
-        heap.dedicatedFrees++;
-        heap.bytesFreed += chunk.size;
+        final long address = allocate(scope, size, granule); // checks, then a run or a dedicated chunk
+        return BufferHandle.of(address, heaps.current().lastGeneration);
     }
 
-    DoubleFreeException doubleFree(final long address, final Slab slab)
+    /**
+     * Frees the buffer a handle names, after checking that it is the same hand-out of that memory.
+     *
+     * @param handle from {@link #allocateHandle(long)} or {@link #allocateRemoteHandle(long)}.
+     * @throws StaleHandleException if the buffer was freed and handed out again since (nothing is freed).
+     * @throws DoubleFreeException  if it is free now.
+     */
+    public void freeHandle(final long handle)
     {
-        return new DoubleFreeException(address, "free(0x" + Long.toHexString(address) + "): the " + slab.blockSize +
-            "-byte block is not allocated — freed twice (double free), or never handed out");
-    }
-
-    void zero(final long address, final long bytes)
-    {
-        UnsafeApi.setMemory(address, bytes, (byte)0);
+        final long address = BufferHandle.address(handle);
+        if (closed)
+        {
+            throw ArenaErrors.closed("freeHandle", address);
+        }
+        deallocator.free(address, BufferHandle.generation(handle));
     }
 
     private static void checkAlignment(final long size, final int alignment)
     {
         if (alignment <= 0 || Integer.bitCount(alignment) != 1 || alignment > SizeClasses.ARENA_PAGE_SIZE)
         {
-            throw new InvalidAlignmentException(0, "cannot allocate " + size + " bytes aligned to " + alignment +
-                ": alignment must be a power of two up to the " + SizeClasses.ARENA_PAGE_SIZE + "-byte arena page");
+            throw ArenaErrors.invalidAlignment(size, alignment);
         }
     }
 
@@ -423,7 +287,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public Region region(final long address)
     {
-        return chunkOrThrow(address).region;
+        return liveRegion(address, chunkOrThrow("region", address));
     }
 
     /**
@@ -432,7 +296,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public int lkey(final long address)
     {
-        return chunkOrThrow(address).region.lkey();
+        return liveRegion(address, chunkOrThrow("lkey", address)).lkey();
     }
 
     /**
@@ -442,13 +306,13 @@ public final class PinnedArena implements AutoCloseable
      */
     public int rkey(final long address)
     {
-        final ArenaChunk chunk = chunkOrThrow(address);
+        final ArenaChunk chunk = chunkOrThrow("rkey", address);
         if (chunk.scope != BufferScope.REMOTE)
         {
             throw new NotRemoteBufferException(address, "rkey(0x" + Long.toHexString(address) +
                 "): the buffer is local-only (allocate it with allocateRemote to expose it to peers)");
         }
-        return chunk.region.rkey();
+        return liveRegion(address, chunk).rkey();
     }
 
     /**
@@ -457,7 +321,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public BufferScope scopeOf(final long address)
     {
-        return chunkOrThrow(address).scope;
+        return chunkOrThrow("scopeOf", address).scope;
     }
 
     /**
@@ -466,7 +330,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public long usableSize(final long address)
     {
-        final ArenaChunk chunk = chunkOrThrow(address);
+        final ArenaChunk chunk = chunkOrThrow("usableSize", address);
         if (chunk.dedicated)
         {
             return chunk.size;
@@ -479,18 +343,32 @@ public final class PinnedArena implements AutoCloseable
             case ArenaChunk.RUN_HEAD:
                 return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
             default:
-                throw new UnknownAddressException(address, "usableSize(0x" + Long.toHexString(address) + "): no buffer starts there");
+                throw ArenaErrors.noBufferStartsThere("usableSize", address);
         }
     }
 
-    private ArenaChunk chunkOrThrow(final long address)
+    private ArenaChunk chunkOrThrow(final String operation, final long address)
     {
+        if (closed)
+        {
+            throw ArenaErrors.closed(operation, address);
+        }
         final ArenaChunk chunk = directory.chunkOf(address);
         if (chunk == null)
         {
-            throw new UnknownAddressException(address, "0x" + Long.toHexString(address) + " is not inside any chunk of this arena");
+            throw ArenaErrors.notInArena(operation, address);
         }
         return chunk;
+    }
+
+    private static Region liveRegion(final long address, final ArenaChunk chunk)
+    {
+        final Region region = chunk.region;
+        if (!region.isLive())
+        {
+            throw ArenaErrors.registrationGone(address, region);
+        }
+        return region;
     }
 
     /**
@@ -529,29 +407,129 @@ public final class PinnedArena implements AutoCloseable
      */
     public int reclaimDeadThreads()
     {
-        final long before;
-        synchronized (pool)
-        {
-            before = adoptions;
-        }
-        final ThreadHeap heap = heaps.get(); // a thread's first heap adopts on creation
-        adoptDeadHeaps(heap);
-        heap.drainPending();
-        synchronized (pool)
-        {
-            return (int)(adoptions - before);
-        }
+        return heaps.reclaimDeadThreads();
     }
 
-    private ThreadHeap newHeap()
+    /**
+     * A new direct {@link java.nio.ByteBuffer} over arena memory (big-endian, as {@code allocateDirect} makes
+     * them), for code that needs a ByteBuffer object per buffer (a Netty buffer): one allocation per call. It
+     * has no cleaner: dropping it frees nothing, and it is valid until the memory is freed.
+     *
+     * @param address first byte, inside a chunk of this arena.
+     * @param length  bytes, not past the chunk.
+     * @return the view.
+     */
+    public java.nio.ByteBuffer byteBuffer(final long address, final int length)
     {
-        final ThreadHeap heap = new ThreadHeap(this, classCount, Thread.currentThread());
-        synchronized (pool)
+        return byteBuffer(address, length, ByteBufferView.newView());
+    }
+
+    /**
+     * As {@link #byteBuffer(long, int)}, re-aiming a view this method made earlier instead of making one: no
+     * allocation. The caller must be done with the view's old memory.
+     *
+     * @param address first byte, inside a chunk of this arena.
+     * @param length  bytes, not past the chunk.
+     * @param view    a view from {@link #byteBuffer(long, int)} of this arena.
+     * @return {@code view}, aimed at the new memory.
+     * @throws IllegalArgumentException if {@code view} is not a writable direct buffer over this arena's memory.
+     */
+    public java.nio.ByteBuffer byteBuffer(final long address, final int length, final java.nio.ByteBuffer view)
+    {
+        final ArenaChunk chunk = chunkOrThrow("byteBuffer", address);
+        if (length < 0 || address + length > chunk.base + chunk.size)
         {
-            allHeaps.add(heap);
+            throw new IllegalArgumentException("byteBuffer(0x" + Long.toHexString(address) + ", " + length +
+                "): the range leaves its chunk " + chunk);
         }
-        adoptDeadHeaps(heap);
-        return heap;
+        final long previous = org.agrona.BufferUtil.address(view);
+        if (!view.isDirect() || view.isReadOnly() || (view.capacity() != 0 && directory.chunkOf(previous) == null))
+        {
+            throw new IllegalArgumentException("byteBuffer: only a view this arena made can be re-aimed: " + view);
+        }
+        return ByteBufferView.aim(view, address, length).order(java.nio.ByteOrder.BIG_ENDIAN);
+    }
+
+    /**
+     * A new flyweight that owns a new buffer: for a buffer that travels to another thread (which closes it,
+     * freeing the buffer). Allocates the flyweight object; {@link #allocate(int, PinnedBuffer)} does not.
+     *
+     * @param size bytes, 1 to {@link Integer#MAX_VALUE}.
+     * @return the buffer.
+     */
+    public PinnedBuffer allocateBuffer(final int size)
+    {
+        return allocate(size, new PinnedBuffer());
+    }
+
+    /**
+     * As {@link #allocateBuffer(int)}, from remote-scope chunks.
+     *
+     * @param size bytes, 1 to {@link Integer#MAX_VALUE}.
+     * @return the buffer.
+     */
+    public PinnedBuffer allocateRemoteBuffer(final int size)
+    {
+        return allocateRemote(size, new PinnedBuffer());
+    }
+
+    /**
+     * Wraps a buffer this arena handed out as an address (perhaps on another thread) into a flyweight with its
+     * keys; closing the flyweight frees the buffer. The capacity is the buffer's usable size.
+     *
+     * @param address an address returned by an allocate method and not freed since.
+     * @param buffer  a detached flyweight.
+     * @return {@code buffer}.
+     * @throws UnknownAddressException  if no allocated buffer starts at {@code address}.
+     * @throws IllegalArgumentException if the buffer is larger than {@link Integer#MAX_VALUE}.
+     */
+    public PinnedBuffer wrap(final long address, final PinnedBuffer buffer)
+    {
+        checkDetached(buffer);
+        final long usable = allocatedSize(address);
+        if (usable > Integer.MAX_VALUE)
+        {
+            throw new IllegalArgumentException("wrap(0x" + Long.toHexString(address) + "): " + usable +
+                " bytes do not fit a PinnedBuffer");
+        }
+        buffer.attach(this, address, (int)usable);
+        return buffer;
+    }
+
+    /**
+     * @return the usable size of the allocated buffer that starts at {@code address}.
+     * @throws UnknownAddressException if none does (free, interior, or never handed out).
+     */
+    private long allocatedSize(final long address)
+    {
+        final ArenaChunk chunk = chunkOrThrow("wrap", address);
+        if (chunk.dedicated)
+        {
+            if (address == chunk.base && chunk.dedicatedInUse)
+            {
+                return chunk.size;
+            }
+        }
+        else
+        {
+            final int page = chunk.pageOf(address);
+            final byte state = chunk.state(page);
+            if (state == ArenaChunk.SLAB)
+            {
+                final Slab slab = chunk.slab(page);
+                final int index = slab.blockIndex(address);
+                if (index >= 0 && slab.isAllocatedByRemoteView(index))
+                {
+                    return slab.blockSize;
+                }
+            }
+            else if (state == ArenaChunk.RUN_HEAD && (address & (SizeClasses.ARENA_PAGE_SIZE - 1)) == 0)
+            {
+                return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
+            }
+        }
+        throw new UnknownAddressException(address, "wrap(0x" + Long.toHexString(address) +
+            "): no allocated buffer starts there (freed, interior, or never handed out)");
     }
 
     private static void checkDetached(final PinnedBuffer buffer)
@@ -564,109 +542,32 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * Called by a heap on the pool's slow path, now and then.
-     */
-    void maybeAdoptDeadHeaps(final ThreadHeap heap)
-    {
-        if (++heapArrivals % DEAD_THREAD_CHECK_INTERVAL == 0)
-        {
-            adoptDeadHeaps(heap);
-        }
-    }
-
-    private int adoptDeadHeaps(final ThreadHeap adopter)
-    {
-        int adopted = 0;
-        synchronized (pool)
-        {
-            for (final ThreadHeap heap : allHeaps)
-            {
-                if (heap == adopter || heap.adopted || heap.thread.isAlive())
-                {
-                    continue;
-                }
-                // isAlive() == false: everything the dead thread did happens-before this point.
-                adopt(adopter, heap);
-                adopted++;
-            }
-            adoptions += adopted;
-        }
-        return adopted;
-    }
-
-    private void adopt(final ThreadHeap adopter, final ThreadHeap dead)
-    {
-        dead.adopted = true;
-        dead.thread = adopter.thread;
-        for (int index = 0; index < dead.runCache.length; index++)
-        {
-            for (int i = 0; i < dead.runCacheCount[index]; i++)
-            {
-                pool.releaseCachedRun(dead.runCache[index][i]);
-            }
-            dead.runCacheCount[index] = 0;
-        }
-        dead.runCacheBytes = 0;
-        for (final Slab slab : pool.slabsOf(dead))
-        {
-            dead.unlinkPartial(slab);
-            slab.heap = adopter;
-            if (slab.used == 0 && slab.claimForRelease())
-            {
-                pool.releaseSlab(slab);
-            }
-            else if (slab.top > 0)
-            {
-                adopter.linkPartial(slab);
-            }
-        }
-        java.util.Arrays.fill(dead.current, null);
-        java.util.Arrays.fill(dead.partialHead, null);
-        adopter.drainAlso(dead);
-    }
-
-    /**
-     * @return a consistent-enough snapshot of the counters (other threads' counters are read without a lock).
+     * @return a consistent-enough snapshot of the counters, taken without the arena's lock (other threads'
+     * counters are read racily).
      */
     public ArenaStats stats()
     {
-        synchronized (pool)
+        final HeapCounters sum = new HeapCounters(classCount);
+        heaps.sumInto(sum);
+        final int[] sizes = new int[classCount];
+        for (int i = 0; i < classCount; i++)
         {
-            final long[] allocs = new long[classCount];
-            final long[] frees = new long[classCount];
-            long runAllocs = 0, runFrees = 0, dedicatedAllocs = 0, dedicatedFrees = 0;
-            long bytesAllocated = 0, bytesFreed = 0, crossSent = 0, crossCollected = 0;
-            int liveHeaps = 0;
-            for (final ThreadHeap heap : allHeaps)
-            {
-                for (int i = 0; i < classCount; i++)
-                {
-                    allocs[i] += heap.classAllocs[i];
-                    frees[i] += heap.classFrees[i];
-                }
-                runAllocs += heap.runAllocs;
-                runFrees += heap.runFrees;
-                dedicatedAllocs += heap.dedicatedAllocs;
-                dedicatedFrees += heap.dedicatedFrees;
-                bytesAllocated += heap.bytesAllocated;
-                bytesFreed += heap.bytesFreed;
-                crossSent += heap.crossThreadFreesSent;
-                crossCollected += heap.crossThreadFreesCollected;
-                liveHeaps += heap.adopted ? 0 : 1;
-            }
-            final int[] sizes = new int[classCount];
-            for (int i = 0; i < classCount; i++)
-            {
-                sizes[i] = classes.blockSize(i);
-                // Slab blocks are counted per class only (see ThreadHeap): their bytes follow exactly.
-                bytesAllocated += allocs[i] * sizes[i];
-                bytesFreed += frees[i] * sizes[i];
-            }
-            return new ArenaStats(
-                registrar.name(), pool.mappedBytes(), capacity.capBytes(), pool.chunkCount(false), pool.chunkCount(true),
-                pool.registrations(), bytesAllocated - bytesFreed, sizes, allocs, frees, runAllocs, runFrees,
-                dedicatedAllocs, dedicatedFrees, crossSent, crossCollected, liveHeaps, adoptions);
+            sizes[i] = classes.blockSize(i);
         }
+        return new ArenaStats(
+            registrar.name(), pool.mappedBytes(), capacity.capBytes(), pool.chunkCount(false), pool.chunkCount(true),
+            pool.registrations(), sum.bytesInUse(classes), sizes, sum.classAllocs, sum.classFrees, sum.runAllocs,
+            sum.runFrees, sum.dedicatedAllocs, sum.dedicatedFrees, sum.crossThreadFreesSent,
+            sum.crossThreadFreesCollected, sum.liveHeaps, sum.adoptions, pool.bytesByBacking());
+    }
+
+    /**
+     * @return the arena's counters, readable without its lock; {@link ArenaMetrics#register(String)} publishes
+     * them as a platform MXBean.
+     */
+    public ArenaMetrics metrics()
+    {
+        return metrics;
     }
 
     /**
@@ -720,8 +621,10 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * Deregisters and unmaps every chunk. No thread may use the arena during or after this call; buffers
-     * still held become invalid memory when forced.
+     * Deregisters and unmaps every chunk. No thread may use the arena during or after this call. Forced with
+     * buffers still held, the chunks are deregistered and their pages released, but their address ranges
+     * stay mapped to scratch memory until the process ends: a stale access reaches nobody's memory and never
+     * faults, and every key lookup throws {@link ArenaClosedException}.
      *
      * @param force release even with buffers outstanding.
      * @throws BuffersOutstandingException if not forced and any buffer is still allocated.
@@ -734,18 +637,22 @@ public final class PinnedArena implements AutoCloseable
             {
                 return;
             }
-            long outstanding = 0;
-            for (final ThreadHeap heap : allHeaps)
-            {
-                outstanding += heap.buffersInUse();
-            }
+            final long outstanding = heaps.buffersInUse();
             if (outstanding != 0 && !force)
             {
                 throw new BuffersOutstandingException(0, "close(): " + outstanding +
                     " buffers are still allocated; free them first, or close(true) to release the memory anyway");
             }
             closed = true;
-            pool.closeAll();
+            try
+            {
+                pool.closeAll(outstanding != 0);
+            }
+            finally
+            {
+                metrics.unregister();
+                registrar.removeUser(this);
+            }
         }
     }
 

@@ -17,7 +17,15 @@ import java.nio.ByteBuffer;
  *     post(b.addressOffset(), b.capacity(), b.lkey());
  * }
  * }</pre>
- * Not thread-safe; one flyweight serves one buffer at a time.
+ * Not thread-safe; one flyweight serves one buffer at a time. A buffer may travel: hand the flyweight (or the
+ * address, see {@link PinnedArena#wrap(long, PinnedBuffer)}) to another thread through a safe publication (a
+ * queue); that thread may use it and close it, which frees the buffer back to its owner heap.
+ * <p>
+ * It never lies about its memory: the {@code wrap(...)} methods inherited from {@link UnsafeBuffer} throw
+ * (a PinnedBuffer holds arena memory or nothing), a closed flyweight is detached (capacity 0), and after a
+ * forced {@link PinnedArena#close(boolean)} the memory it still points at is retired scratch memory, never
+ * unmapped or reused, so a stale access reads or writes nothing that belongs to anyone, and its keys throw
+ * {@link ArenaClosedException}.
  */
 public final class PinnedBuffer extends UnsafeBuffer implements AutoCloseable
 {
@@ -26,13 +34,19 @@ public final class PinnedBuffer extends UnsafeBuffer implements AutoCloseable
     private PinnedArena arena;
     private long blockAddress;
     private ByteBuffer view;
+    /** Set when construction is done: from then on only the arena's attach may re-aim the buffer. */
+    private final boolean sealed;
+    /** True only inside {@link #aim}, the one way this class re-aims itself. */
+    private boolean aiming;
 
     /**
-     * A detached flyweight; attach it with {@link PinnedArena#allocate(int, PinnedBuffer)}.
+     * A detached flyweight; attach it with {@link PinnedArena#allocate(int, PinnedBuffer)} or
+     * {@link PinnedArena#wrap(long, PinnedBuffer)}.
      */
     public PinnedBuffer()
     {
         super(DETACHED);
+        sealed = true;
     }
 
     void attach(final PinnedArena arena, final long address, final int length)
@@ -44,7 +58,85 @@ public final class PinnedBuffer extends UnsafeBuffer implements AutoCloseable
         }
         this.arena = arena;
         this.blockAddress = address;
-        wrap(address, length);
+        aim(address, length);
+    }
+
+    private void aim(final long address, final int length)
+    {
+        aiming = true;
+        try
+        {
+            if (address == 0)
+            {
+                super.wrap(DETACHED);
+            }
+            else
+            {
+                super.wrap(address, length);
+            }
+        }
+        finally
+        {
+            aiming = false;
+        }
+    }
+
+    private void refuseWrap()
+    {
+        if (sealed && !aiming)
+        {
+            throw new UnsupportedOperationException("a PinnedBuffer holds arena memory or nothing: attach it with " +
+                "PinnedArena.allocate(size, buffer) or PinnedArena.wrap(address, buffer), or use an UnsafeBuffer");
+        }
+    }
+
+    /** @throws UnsupportedOperationException always: see the class comment. */
+    public void wrap(final byte[] buffer)
+    {
+        refuseWrap();
+        super.wrap(buffer);
+    }
+
+    /** @throws UnsupportedOperationException always: see the class comment. */
+    public void wrap(final byte[] buffer, final int offset, final int length)
+    {
+        refuseWrap();
+        super.wrap(buffer, offset, length);
+    }
+
+    /** @throws UnsupportedOperationException always: see the class comment. */
+    public void wrap(final ByteBuffer buffer)
+    {
+        refuseWrap();
+        super.wrap(buffer);
+    }
+
+    /** @throws UnsupportedOperationException always: see the class comment. */
+    public void wrap(final ByteBuffer buffer, final int offset, final int length)
+    {
+        refuseWrap();
+        super.wrap(buffer, offset, length);
+    }
+
+    /** @throws UnsupportedOperationException always: see the class comment. */
+    public void wrap(final org.agrona.DirectBuffer buffer)
+    {
+        refuseWrap();
+        super.wrap(buffer);
+    }
+
+    /** @throws UnsupportedOperationException always: see the class comment. */
+    public void wrap(final org.agrona.DirectBuffer buffer, final int offset, final int length)
+    {
+        refuseWrap();
+        super.wrap(buffer, offset, length);
+    }
+
+    /** @throws UnsupportedOperationException always: see the class comment. */
+    public void wrap(final long address, final int length)
+    {
+        refuseWrap();
+        super.wrap(address, length);
     }
 
     /**
@@ -98,7 +190,8 @@ public final class PinnedBuffer extends UnsafeBuffer implements AutoCloseable
     }
 
     /**
-     * Frees the buffer and detaches the flyweight. Idempotent.
+     * Frees the buffer and detaches the flyweight. Idempotent. After a forced close of the arena it only
+     * detaches: the arena released the memory already.
      */
     public void close()
     {
@@ -112,8 +205,11 @@ public final class PinnedBuffer extends UnsafeBuffer implements AutoCloseable
         {
             ByteBufferView.aim(view, 0, 0);
         }
-        wrap(DETACHED);
-        owner.free(blockAddress);
+        aim(0, 0);
+        if (!owner.isClosed())
+        {
+            owner.free(blockAddress);
+        }
     }
 
     private PinnedArena attachedArena()

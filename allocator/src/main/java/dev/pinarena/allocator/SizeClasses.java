@@ -46,7 +46,7 @@ public final class SizeClasses
     /**
      * @param granule smallest block and alignment of every block: a power of two from 16 to 4096.
      */
-    public SizeClasses(final int granule)
+    SizeClasses(final int granule)
     {
         if (granule < 16 || granule > 4096 || Integer.bitCount(granule) != 1)
         {

@@ -33,7 +33,7 @@ import java.lang.invoke.VarHandle;
  * the caller; the protocol still never puts a block on the free stack twice (collection skips a block whose
  * {@code inUse} bit is already clear).
  */
-final class Slab
+final class Slab extends SlabPadAfterOwner
 {
     private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle PENDING;
@@ -50,31 +50,7 @@ final class Slab
         }
     }
 
-    ArenaChunk chunk;
-    int firstPage;
-    int pages;
-    long base;
-    int cls;
-    int slot;
-    int blockSize;
-    long reciprocal;
-    int blocks;
-    BufferScope scope;
-
-    /** Owner heap; changes when formatted and when a dead thread's heap is adopted (both under the pool lock). */
-    volatile ThreadHeap heap;
-
-    // Owner-only state.
-    private int[] freeStack = new int[0];
-    int top;
-    private long[] inUse = new long[0];
-    int used;
-    Slab prevPartial;
-    Slab nextPartial;
-    boolean inPartial;
-
-    // Shared with remote freers.
-    private long[] remoteFreed = new long[0];
+    // Shared with remote freers, written by them: on a cache line of its own (see SlabOwnerState).
     @SuppressWarnings("unused") // accessed through PENDING
     private volatile int pending;
     Slab nextPending;
@@ -101,6 +77,7 @@ final class Slab
         if (freeStack.length < blocks)
         {
             freeStack = new int[blocks];
+            generations = java.util.Arrays.copyOf(generations, blocks);
         }
         if (inUse.length < words)
         {
@@ -160,10 +137,36 @@ final class Slab
      */
     long allocate()
     {
+        return base + (long)take() * blockSize;
+    }
+
+    /**
+     * Owner only; the caller checked {@code top > 0}.
+     *
+     * @return the {@link BufferHandle} of a block now in use.
+     */
+    long allocateHandle()
+    {
+        final int index = take();
+        return BufferHandle.of(base + (long)index * blockSize, generations[index]);
+    }
+
+    private int take()
+    {
         final int index = freeStack[--top];
         inUse[index >>> 6] |= 1L << index;
+        generations[index]++;
         used++;
-        return base + (long)index * blockSize;
+        return index;
+    }
+
+    /**
+     * @param index block index.
+     * @return the block's generation: its hand-outs so far, modulo 2^16.
+     */
+    int generation(final int index)
+    {
+        return generations[index];
     }
 
     /**
@@ -284,4 +287,78 @@ final class Slab
     {
         return "slab 0x" + Long.toHexString(base) + " class " + blockSize + "B " + used + "/" + blocks + " used";
     }
+}
+
+/**
+ * What a slab is: set when formatted (under the pool lock) and read by every thread that frees into it.
+ * Written rarely, so it may share cache lines with anything that is also rarely written.
+ */
+abstract class SlabFormat
+{
+    ArenaChunk chunk;
+    int firstPage;
+    int pages;
+    long base;
+    int cls;
+    int slot;
+    int blockSize;
+    long reciprocal;
+    int blocks;
+    BufferScope scope;
+    /** Per block: in use, as the owner sees it (contents written by the owner, read by remote freers). */
+    long[] inUse = new long[0];
+    /** Per block: freed by another thread and not yet collected (contents written by remote freers). */
+    long[] remoteFreed = new long[0];
+    /** Per block: hand-outs so far modulo 2^16 ({@link BufferHandle}); never reset, see Slab#format. */
+    char[] generations = new char[0];
+
+    /** Owner heap; changes when formatted and when a dead thread's heap is adopted (both under the pool lock). */
+    volatile ThreadHeap heap;
+}
+
+/**
+ * Padding: keeps the owner's hot fields off the format's cache line (and its adjacent-line prefetch pair).
+ * Bytes, not longs: the JVM fills holes a superclass leaves with a subclass's fields that fit, and bytes fill
+ * every hole here before any later field could.
+ */
+@SuppressWarnings("unused")
+abstract class SlabPadAfterFormat extends SlabFormat
+{
+    private byte p000, p001, p002, p003, p004, p005, p006, p007, p008, p009, p010, p011, p012, p013, p014, p015;
+    private byte p016, p017, p018, p019, p020, p021, p022, p023, p024, p025, p026, p027, p028, p029, p030, p031;
+    private byte p032, p033, p034, p035, p036, p037, p038, p039, p040, p041, p042, p043, p044, p045, p046, p047;
+    private byte p048, p049, p050, p051, p052, p053, p054, p055, p056, p057, p058, p059, p060, p061, p062, p063;
+    private byte p064, p065, p066, p067, p068, p069, p070, p071, p072, p073, p074, p075, p076, p077, p078, p079;
+    private byte p080, p081, p082, p083, p084, p085, p086, p087, p088, p089, p090, p091, p092, p093, p094, p095;
+    private byte p096, p097, p098, p099, p100, p101, p102, p103, p104, p105, p106, p107, p108, p109, p110, p111;
+    private byte p112, p113, p114, p115, p116, p117, p118, p119, p120, p121, p122, p123, p124, p125, p126, p127;
+}
+
+/**
+ * Written by the owner on every allocation and free: on cache lines that remote freers neither write (the
+ * pending flag, {@link Slab}) nor read (the format, {@link SlabFormat}), so an owner allocating from a slab
+ * others free into does not bounce a line with them.
+ */
+abstract class SlabOwnerState extends SlabPadAfterFormat
+{
+    int[] freeStack = new int[0];
+    int top;
+    int used;
+    Slab prevPartial;
+    Slab nextPartial;
+    boolean inPartial;
+}
+
+/** Padding: keeps the pending flag off the owner's cache lines (bytes, as above). */
+@SuppressWarnings("unused")
+abstract class SlabPadAfterOwner extends SlabOwnerState
+{
+    private byte q000, q001, q002, q003, q004, q005, q006, q007, q008, q009, q010, q011, q012, q013, q014, q015;
+    private byte q016, q017, q018, q019, q020, q021, q022, q023, q024, q025, q026, q027, q028, q029, q030, q031;
+    private byte q032, q033, q034, q035, q036, q037, q038, q039, q040, q041, q042, q043, q044, q045, q046, q047;
+    private byte q048, q049, q050, q051, q052, q053, q054, q055, q056, q057, q058, q059, q060, q061, q062, q063;
+    private byte q064, q065, q066, q067, q068, q069, q070, q071, q072, q073, q074, q075, q076, q077, q078, q079;
+    private byte q080, q081, q082, q083, q084, q085, q086, q087, q088, q089, q090, q091, q092, q093, q094, q095;
+    private byte q096, q097, q098, q099, q100, q101, q102, q103, q104, q105, q106, q107, q108, q109, q110, q111;
+    private byte q112, q113, q114, q115, q116, q117, q118, q119, q120, q121, q122, q123, q124, q125, q126, q127;
 }

@@ -3,6 +3,7 @@ package dev.pinarena.allocator;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
+import java.util.Arrays;
 
 /**
  * One thread's view of the arena: per scope and size class a current slab and a list of partly free slabs,
@@ -10,7 +11,7 @@ import java.util.ArrayList;
  * <p>
  * Everything except {@link #pendingHead} is touched only by {@link #thread}: allocation and free on the
  * owning thread take no lock and no atomic instruction. Counters are plain fields read racily by
- * {@link PinnedArena#stats()}.
+ * {@link ThreadHeaps}.
  * <p>
  * When a thread dies its heap is <em>adopted</em> by a live one (under the pool lock): {@link #thread} is set
  * to the adopter's thread (a thread that observed {@code isAlive() == false} happens-after everything the
@@ -38,7 +39,10 @@ final class ThreadHeap
         }
     }
 
-    final PinnedArena arena;
+    private final PagePool pool;
+    private final ThreadHeaps heaps;
+    private final ZeroOnFree zeroOnFree;
+    private final long runCacheLimit;
     final int classCount;
     /**
      * The thread that created this heap, for life (unlike {@link #thread}, which an adoption rewrites). Final,
@@ -64,7 +68,7 @@ final class ThreadHeap
     long runCacheBytes;
 
     // Counters, written by the owner thread only. Bytes of slab blocks are not counted here but derived from
-    // the per-class counts (times the class's block size) by PinnedArena.stats(): one store less per operation.
+    // the per-class counts (times the class's block size) by HeapCounters: one store less per operation.
     final long[] classAllocs;
     final long[] classFrees;
     long runAllocs;
@@ -75,14 +79,21 @@ final class ThreadHeap
     long bytesAllocated;
     /** Bytes of runs and dedicated chunks freed (slab blocks excluded, see above). */
     long bytesFreed;
+    /** The generation of this thread's latest run or dedicated allocation, for {@link PinnedArena#allocateHandle}. */
+    int lastGeneration;
     /** Slow-path heap lookups by this thread since it last claimed the arena's last-heap cache. */
     int heapCacheMisses;
     long crossThreadFreesSent;
     long crossThreadFreesCollected;
 
-    ThreadHeap(final PinnedArena arena, final int classCount, final Thread thread)
+    ThreadHeap(
+        final PagePool pool, final ThreadHeaps heaps, final ZeroOnFree zeroOnFree, final int classCount,
+        final long runCacheLimit, final Thread thread)
     {
-        this.arena = arena;
+        this.pool = pool;
+        this.heaps = heaps;
+        this.zeroOnFree = zeroOnFree;
+        this.runCacheLimit = runCacheLimit;
         this.classCount = classCount;
         this.creator = thread;
         this.thread = thread;
@@ -97,20 +108,32 @@ final class ThreadHeap
     /**
      * Owner thread: a block of class {@code cls} in {@code scope}.
      */
-    long allocateBlock(final int slot, final int cls)
+    long allocateBlock(final int slot, final int cls, final long size)
     {
-        final Slab slab = current[slot];
-        final long address;
-        if (slab != null && slab.top > 0)
+        return slabToAllocateFrom(slot, cls, size).allocate();
+    }
+
+    /**
+     * Owner thread: as {@link #allocateBlock}, returning the block's {@link BufferHandle}.
+     */
+    long allocateBlockHandle(final int slot, final int cls, final long size)
+    {
+        return slabToAllocateFrom(slot, cls, size).allocateHandle();
+    }
+
+    /**
+     * Owner thread: the current slab of the slot, refilled if it has no free block; counts the allocation
+     * the caller is about to make from it.
+     */
+    private Slab slabToAllocateFrom(final int slot, final int cls, final long size)
+    {
+        Slab slab = current[slot];
+        if (slab == null || slab.top == 0)
         {
-            address = slab.allocate();
-        }
-        else
-        {
-            address = refill(slot, cls).allocate();
+            slab = refill(slot, cls, size);
         }
         classAllocs[cls]++;
-        return address;
+        return slab;
     }
 
     /**
@@ -120,12 +143,9 @@ final class ThreadHeap
     {
         if (!slab.isAllocatedByOwnerView(index))
         {
-            throw arena.doubleFree(address, slab);
+            throw ArenaErrors.blockNotAllocated(address, slab);
         }
-        if (slab.scope == BufferScope.REMOTE && arena.zeroRemoteOnFree)
-        {
-            arena.zero(address, slab.blockSize);
-        }
+        zeroOnFree.freed(slab.scope, address, slab.blockSize);
         slab.freeLocal(index);
         classFrees[slab.cls]++;
         afterFree(slab);
@@ -165,7 +185,7 @@ final class ThreadHeap
         if (slab.used == 0 && slab.claimForRelease())
         {
             unlinkPartial(slab);
-            arena.pool.releaseSlab(slab);
+            pool.releaseSlab(slab);
         }
         else if (!slab.inPartial && slab.top > 0)
         {
@@ -175,7 +195,7 @@ final class ThreadHeap
         }
     }
 
-    private Slab refill(final int slot, final int cls)
+    private Slab refill(final int slot, final int cls, final long size)
     {
         drainPending();
         Slab slab = current[slot];
@@ -190,8 +210,8 @@ final class ThreadHeap
             current[slot] = slab;
             return slab;
         }
-        arena.maybeAdoptDeadHeaps(this);
-        slab = arena.pool.takeSlab(this, slot, cls);
+        heaps.maybeAdoptDeadHeaps(this);
+        slab = pool.takeSlab(this, slot, cls, size);
         current[slot] = slab;
         return slab;
     }
@@ -297,7 +317,7 @@ final class ThreadHeap
     boolean cacheRun(final BufferScope scope, final long address, final int pages)
     {
         final long bytes = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        if (pages > MAX_CACHED_RUN_PAGES || runCacheBytes + bytes > arena.runCacheLimit)
+        if (pages > MAX_CACHED_RUN_PAGES || runCacheBytes + bytes > runCacheLimit)
         {
             return false;
         }
@@ -320,9 +340,44 @@ final class ThreadHeap
     }
 
     /**
-     * Under the pool lock, by the adopter: makes the adopter drain this heap's stack too.
+     * Under the pool lock, on the adopter: takes over the heap of a thread that died. Its cached runs go back
+     * to the pool, its slabs are rehomed here (empty ones released, partly free ones linked as partial), and
+     * this heap keeps draining its pending stack, where a remote free that read the old owner may still push.
+     *
+     * @param dead a heap whose thread is observed dead (so everything it did happens-before this call).
      */
-    void drainAlso(final ThreadHeap adoptedHeap)
+    void adopt(final ThreadHeap dead)
+    {
+        dead.adopted = true;
+        dead.thread = thread;
+        for (int index = 0; index < dead.runCache.length; index++)
+        {
+            for (int i = 0; i < dead.runCacheCount[index]; i++)
+            {
+                pool.releaseCachedRun(dead.runCache[index][i]);
+            }
+            dead.runCacheCount[index] = 0;
+        }
+        dead.runCacheBytes = 0;
+        for (final Slab slab : pool.slabsOf(dead))
+        {
+            dead.unlinkPartial(slab);
+            slab.heap = this;
+            if (slab.used == 0 && slab.claimForRelease())
+            {
+                pool.releaseSlab(slab);
+            }
+            else if (slab.top > 0)
+            {
+                linkPartial(slab);
+            }
+        }
+        Arrays.fill(dead.current, null);
+        Arrays.fill(dead.partialHead, null);
+        drainAlso(dead);
+    }
+
+    private void drainAlso(final ThreadHeap adoptedHeap)
     {
         adoptedHeaps.add(adoptedHeap);
         adoptedHeaps.addAll(adoptedHeap.adoptedHeaps);

@@ -20,45 +20,13 @@ class CrossThreadStressTest
     private static final int ROUNDS = 1_000_000;
     private static final int RING = 1024;
 
-    /** A bounded single-producer single-consumer ring of addresses; 0 = empty. */
-    private static final class Ring
-    {
-        final AtomicLongArray slots = new AtomicLongArray(RING);
-        final AtomicLong head = new AtomicLong();
-        final AtomicLong tail = new AtomicLong();
-
-        boolean offer(final long value)
-        {
-            final long t = tail.get();
-            if (t - head.get() == RING)
-            {
-                return false;
-            }
-            slots.lazySet((int)(t & (RING - 1)), value);
-            tail.lazySet(t + 1);
-            return true;
-        }
-
-        long poll()
-        {
-            final long h = head.get();
-            if (h == tail.get())
-            {
-                return 0;
-            }
-            final long value = slots.get((int)(h & (RING - 1)));
-            head.lazySet(h + 1);
-            return value;
-        }
-    }
-
     @Test
     void pingPongFreesBalanceAndNothingIsHandedOutTwice() throws Exception
     {
         try (IoUringRegistrar registrar = TestArenas.registrar())
         {
             final PinnedArena arena = PinnedArena.open(registrar, TestArenas.config(256L << 20));
-            final Ring[] rings = {new Ring(), new Ring()};
+            final LongRing[] rings = {new LongRing(RING), new LongRing(RING)};
             final AtomicReference<Throwable> failure = new AtomicReference<>();
             final Thread[] threads = new Thread[2];
             final java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
@@ -114,7 +82,7 @@ class CrossThreadStressTest
             {
                 throw new AssertionError("a ping-pong thread failed", failure.get());
             }
-            for (final Ring ring : rings)
+            for (final LongRing ring : rings)
             {
                 long address;
                 while ((address = ring.poll()) != 0)
@@ -132,7 +100,7 @@ class CrossThreadStressTest
         }
     }
 
-    private static boolean drain(final PinnedArena arena, final Ring ring)
+    private static boolean drain(final PinnedArena arena, final LongRing ring)
     {
         final long other = ring.poll();
         if (other == 0)

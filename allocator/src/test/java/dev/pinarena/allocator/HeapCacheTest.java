@@ -25,7 +25,7 @@ class HeapCacheTest extends ArenaFixture
                 for (int i = 0; i < rounds; i++)
                 {
                     toOther.take();
-                    for (int j = 0; j < PinnedArena.HEAP_CACHE_CLAIM_MISSES + 1; j++)
+                    for (int j = 0; j < ThreadHeaps.HEAP_CACHE_CLAIM_MISSES + 1; j++)
                     {
                         arena.free(arena.allocate(64 + (j & 3) * 64));
                     }
@@ -40,7 +40,7 @@ class HeapCacheTest extends ArenaFixture
         other.start();
         for (int i = 0; i < rounds; i++)
         {
-            for (int j = 0; j < PinnedArena.HEAP_CACHE_CLAIM_MISSES + 1; j++)
+            for (int j = 0; j < ThreadHeaps.HEAP_CACHE_CLAIM_MISSES + 1; j++)
             {
                 arena.free(arena.allocate(64 + (j & 3) * 64));
             }

@@ -2,6 +2,9 @@ package dev.pinarena.cli;
 
 import dev.pinarena.allocator.ArenaCapacity;
 import dev.pinarena.allocator.ArenaConfig;
+import dev.pinarena.allocator.ArenaStats;
+import dev.pinarena.allocator.PinnedArena;
+import dev.pinarena.registration.Registrar;
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.RegistrationException;
 import dev.pinarena.registration.os.ChunkMapper;
@@ -48,6 +51,19 @@ final class Doctor
             line(out, WARN, "rdma devices", "none usable: " + verbs.reason(),
                 "pinarena falls back to io_uring pins; for real lkeys/rkeys run on an RDMA host or the Soft-RoCE " +
                     "testbed (testbed/softroce)");
+        }
+
+        if (verbs.available())
+        {
+            line(out, OK, "remote keys", "C shim pinarena_alloc_remote: a memory window bound to exactly the " +
+                "buffer and revoked on free where the device keeps window keys inside their bounds (probed at " +
+                "first use; rdma_rxe does not), else an ibv_reg_mr of exactly the buffer; the heap is local-only. " +
+                "Java allocateRemote: the remote chunk's key (reaches every remote buffer of that chunk)", null);
+        }
+        else
+        {
+            line(out, WARN, "remote keys", "none: io_uring and mlock pin memory but give no rkeys; remote-scope " +
+                "buffers are plain memory here", "remote access needs an RDMA device (verbs)");
         }
 
         final MemlockLimit limit = MemlockLimit.read();
@@ -133,12 +149,62 @@ final class Doctor
             {
                 out.println("                        " + reason);
             }
+            failures += backing(out, auto.registrar(), thp);
         }
         finally
         {
             auto.registrar().close();
         }
         return failures == 0 ? 0 : 1;
+    }
+
+    /** The chunk size of the probe arenas: two 2 MiB pages. */
+    static final long PROBE_CHUNK = 4L << 20;
+
+    /**
+     * Maps one chunk in a small arena with the default preference, and one with what is left once the hugetlb
+     * pools are empty (THP, then 4 KiB), and reports the backing each actually got.
+     */
+    private static int backing(final PrintStream out, final Registrar registrar, final String thpMode)
+    {
+        try
+        {
+            final ArenaStats now = probe(registrar, PageBacking.DEFAULT_PREFERENCE);
+            final boolean huge = now.pinnedBytes(PageBacking.HUGETLB_2M) + now.pinnedBytes(PageBacking.HUGETLB_1G) > 0;
+            line(out, huge ? OK : WARN, "arena backing", "a chunk maps as " + now.backingMix(),
+                huge ? null : "reserve 2 MiB hugepages (echo N > /proc/sys/vm/nr_hugepages) for hugetlb chunks");
+            final ArenaStats fallback = probe(registrar, List.of(PageBacking.THP, PageBacking.SMALL));
+            final boolean thp = fallback.pinnedBytes(PageBacking.THP) > 0;
+            line(out, thp ? OK : WARN, "pool runs out", "then chunks map as " + fallback.backingMix() +
+                " (THP " + thpMode + ")", thp ? null : "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+            return 0;
+        }
+        catch (final RuntimeException ex)
+        {
+            line(out, FAIL, "arena backing", "could not map and pin a chunk: " + ex, null);
+            return 1;
+        }
+    }
+
+    /**
+     * Opens an arena of one {@link #PROBE_CHUNK} chunk trying {@code backings} in order, maps its chunk (one
+     * whole-chunk allocation) and returns its stats; the arena is closed.
+     */
+    static ArenaStats probe(final Registrar registrar, final List<PageBacking> backings)
+    {
+        final PinnedArena arena = PinnedArena.open(registrar,
+            ArenaConfig.defaults().withChunkSize(PROBE_CHUNK).withCapBytes(PROBE_CHUNK).withBackings(backings));
+        try
+        {
+            final long address = arena.allocate(PROBE_CHUNK);
+            final ArenaStats stats = arena.stats();
+            arena.free(address);
+            return stats;
+        }
+        finally
+        {
+            arena.close(true);
+        }
     }
 
     private static void line(

@@ -61,6 +61,20 @@ public class AllocateFreeBenchmark
         return address;
     }
 
+    /**
+     * The handle form: address plus generation, checked on free (its cost is the difference to
+     * {@link #pinnedArena()}).
+     *
+     * @return the handle, so the work is not dead code.
+     */
+    @Benchmark
+    public long pinnedArenaHandle()
+    {
+        final long handle = contenders.arena.allocateHandle(size);
+        contenders.arena.freeHandle(handle);
+        return handle;
+    }
+
     /** @return the buffer, so the work is not dead code. */
     @Benchmark
     public ByteBuffer allocateDirect()

@@ -4,6 +4,7 @@ import dev.pinarena.registration.Region;
 import io.netty.buffer.ByteBuf;
 import org.agrona.BufferUtil;
 import org.agrona.UnsafeApi;
+import org.jctools.queues.SpscArrayQueue;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -52,11 +53,11 @@ public class CrossThreadFreeBenchmark
         final LongHandoff[] addresses = new LongHandoff[2];
         final LongHandoff[] rawAddresses = new LongHandoff[2];
         @SuppressWarnings("unchecked")
-        final Handoff<ByteBuffer>[] byteBuffers = new Handoff[2];
+        final SpscArrayQueue<ByteBuffer>[] byteBuffers = new SpscArrayQueue[2];
         @SuppressWarnings("unchecked")
-        final Handoff<ByteBuf> [] nettyBuffers = new Handoff[2];
+        final SpscArrayQueue<ByteBuf>[] nettyBuffers = new SpscArrayQueue[2];
         @SuppressWarnings("unchecked")
-        final Handoff<Region>[] regions = new Handoff[2];
+        final SpscArrayQueue<Region>[] regions = new SpscArrayQueue[2];
 
         /** Opens the contenders and the rings. */
         @Setup
@@ -68,9 +69,9 @@ public class CrossThreadFreeBenchmark
             {
                 addresses[i] = new LongHandoff(capacity);
                 rawAddresses[i] = new LongHandoff(capacity);
-                byteBuffers[i] = new Handoff<>(capacity);
-                nettyBuffers[i] = new Handoff<>(capacity);
-                regions[i] = new Handoff<>(capacity);
+                byteBuffers[i] = new SpscArrayQueue<>(capacity);
+                nettyBuffers[i] = new SpscArrayQueue<>(capacity);
+                regions[i] = new SpscArrayQueue<>(capacity);
             }
         }
 

@@ -4,8 +4,14 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * {@link Handoff} for raw addresses: a bounded SPSC ring of longs, so handing an address over boxes nothing.
- * 0 means "empty"; the arena never hands out address 0. Same ordering as {@link Handoff}.
+ * A bounded single-producer single-consumer ring of raw addresses, garbage-free, that never blocks: the
+ * benchmarks hand an arena address to another thread so that thread frees it. The object handoffs use
+ * JCTools' {@code SpscArrayQueue}; JCTools has no queue of primitive longs, and boxing an address would
+ * allocate on the measured path. 0 means "empty"; the arena never hands out address 0.
+ * <p>
+ * Ordering: the producer writes the slot, then publishes the new tail with a release store; the consumer
+ * reads the tail with acquire, takes the slot, clears it, then publishes the new head with release, which
+ * the producer reads with acquire before reusing the slot.
  */
 final class LongHandoff
 {

@@ -1,6 +1,7 @@
 package dev.pinarena.perf;
 
 import dev.pinarena.perf.cache.CacheHitBenchmark;
+import dev.pinarena.perf.cache.JnrCrossingBenchmark;
 import dev.pinarena.perf.report.ReportMain;
 import dev.pinarena.perf.suite.JmhSuite;
 import org.junit.jupiter.api.Test;
@@ -34,7 +35,8 @@ class BenchmarkSmokeTest
             .include(CrossThreadFreeBenchmark.class.getSimpleName())
             .include(SendMemoryBenchmark.class.getSimpleName())
             .param("size", "4096", "1048576"));
-        assertEquals(22, results.size(), "4 contenders x 2 sizes x (one thread, two threads) + 3 send strategies x 2 sizes");
+        assertEquals(24, results.size(),
+            "(5 one-thread + 4 two-thread contenders) x 2 sizes + 3 send strategies x 2 sizes");
 
         // The suite's CSV and the report sections read what JMH produced.
         JmhSuite.write(results, dir.resolve("jmh.csv"));
@@ -47,12 +49,36 @@ class BenchmarkSmokeTest
     }
 
     @Test
+    void batchManyToOneAndNettyBenchmarksRunOnceAndFeedTheReport(@TempDir final Path dir) throws Exception
+    {
+        final Collection<RunResult> results = runOnce(new OptionsBuilder()
+            .include(BatchBenchmark.class.getSimpleName())
+            .include(ManyToOneBenchmark.class.getSimpleName())
+            .include(NettyAllocatorBenchmark.class.getSimpleName())
+            .param("size", "4096"));
+        assertEquals(6, results.size(), "pinarena and Netty pooled in each of the three");
+        JmhSuite.write(results, dir.resolve("jmh.csv"));
+        ReportMain.main(new String[] {dir.toString(), dir.resolve("report").toString(), "quick"});
+        final String markdown = Files.readString(dir.resolve("report").resolve("REPORT.md"));
+        assertTrue(markdown.contains("## How much faster are many producers to one consumer"), markdown);
+        assertTrue(markdown.contains("## How much faster is Netty's own allocator interface"), markdown);
+    }
+
+    @Test
     void cacheBenchmarkRunsOnce() throws Exception
     {
         final Collection<RunResult> results = runOnce(new OptionsBuilder()
             .include(CacheHitBenchmark.class.getSimpleName())
             .param("size", "65536"));
         assertEquals(3, results.size(), "hit, miss, rawRegistration");
+    }
+
+    @Test
+    void jnrCrossingBenchmarkRunsOnce() throws Exception
+    {
+        final Collection<RunResult> results = runOnce(new OptionsBuilder()
+            .include(JnrCrossingBenchmark.class.getSimpleName()));
+        assertEquals(4, results.size(), "downcall, downcallWithPointer, qsortCallsC, qsortCallsJava");
     }
 
     /** One short measured iteration of each selected benchmark, in one fork; every one must give a score. */

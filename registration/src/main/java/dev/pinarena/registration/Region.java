@@ -18,6 +18,7 @@ public final class Region
     private final int access;
     private final long handle;
     private final int slots;
+    private volatile boolean deregistered;
 
     Region(
         final Registrar owner,
@@ -120,6 +121,19 @@ public final class Region
     public boolean covers(final long address, final long length)
     {
         return address >= this.address && length >= 0 && address + length <= end();
+    }
+
+    /**
+     * @return true until the registrar unpinned this region (deregister or close); its keys mean nothing after.
+     */
+    public boolean isLive()
+    {
+        return !deregistered;
+    }
+
+    void markDeregistered()
+    {
+        deregistered = true;
     }
 
     public String toString()

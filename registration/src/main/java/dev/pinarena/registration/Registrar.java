@@ -17,12 +17,18 @@ import java.util.Map;
  */
 public abstract class Registrar implements AutoCloseable
 {
+    static
+    {
+        AgronaAccess.require(); // before any backend touches an Agrona buffer: a message that names the flag
+    }
+
     /** Registrations start on a page boundary; the kernel pins whole pages. */
     public static final long PAGE_SIZE = 4096;
 
     private final String name;
     private final PinBudget budget;
     private final Map<Region, Boolean> live = new IdentityHashMap<>();
+    private final Map<Object, Boolean> users = new IdentityHashMap<>();
     private boolean closed;
 
     /**
@@ -78,6 +84,32 @@ public abstract class Registrar implements AutoCloseable
     public final synchronized boolean isClosed()
     {
         return closed;
+    }
+
+    /**
+     * Records a user that keeps regions of this registrar for its own lifetime (an arena): {@link #close()}
+     * refuses while any user is recorded, so the user never holds a key of a registration that is gone.
+     *
+     * @param user the user, named by its {@code toString()} in the refusal.
+     * @throws RegistrarClosedException after close.
+     */
+    public final synchronized void addUser(final Object user)
+    {
+        if (closed)
+        {
+            throw new RegistrarClosedException(name, "addUser");
+        }
+        users.put(user, Boolean.TRUE);
+    }
+
+    /**
+     * Forgets a user recorded by {@link #addUser(Object)}, once it deregistered what it registered.
+     *
+     * @param user the user.
+     */
+    public final synchronized void removeUser(final Object user)
+    {
+        users.remove(user);
     }
 
     /**
@@ -159,6 +191,7 @@ public abstract class Registrar implements AutoCloseable
         // Unpin first: if the backend refuses, the pages are still pinned, so the region stays live and
         // stays in RegisteredRanges, where it keeps the OS layer from unmapping them.
         unpin(region);
+        region.markDeregistered();
         live.remove(region);
         RegisteredRanges.remove(region);
         budget.release(region.length());
@@ -166,12 +199,19 @@ public abstract class Registrar implements AutoCloseable
 
     /**
      * Deregisters every live region, then releases the backend (device, ring). Idempotent.
+     *
+     * @throws RegistrarInUseException while a user recorded by {@link #addUser(Object)} (an open arena) still
+     *                                 holds regions; nothing is released then.
      */
     public final synchronized void close()
     {
         if (closed)
         {
             return;
+        }
+        if (!users.isEmpty())
+        {
+            throw new RegistrarInUseException(name, users.keySet().toString());
         }
         closed = true;
         RuntimeException first = null;
@@ -180,6 +220,7 @@ public abstract class Registrar implements AutoCloseable
             try
             {
                 unpin(region);
+                region.markDeregistered();
                 RegisteredRanges.remove(region);
                 budget.release(region.length());
             }

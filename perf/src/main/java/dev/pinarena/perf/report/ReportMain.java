@@ -50,6 +50,18 @@ public final class ReportMain
             "Two threads each allocate a buffer, hand it to the other and free the one they were handed: almost " +
             "every free is a cross-thread free. One op = one allocate and one free on each thread.",
             "CrossThreadFreeBenchmark", "pinnedArena", javaAlternatives, "allocate-free-2threads.png"));
+        sections.add(new JmhComparisonSection(jmh, "How much faster is a batch (Java, one thread)?",
+            "One thread allocates 256 buffers, then frees them all, as a sender filling a window does; one op = one " +
+            "buffer allocated and freed.",
+            "BatchBenchmark", "pinnedArena", List.of("nettyPooled"), "batch.png"));
+        sections.add(new JmhComparisonSection(jmh, "How much faster are many producers to one consumer (Java, three threads)?",
+            "Two threads allocate buffers and hand them to one thread that frees them all (every free a cross-thread " +
+            "free); one op = a producer's allocate or the consumer's poll-and-free.",
+            "ManyToOneBenchmark", "pinnedArena", List.of("nettyPooled"), "many-to-one.png"));
+        sections.add(new JmhComparisonSection(jmh, "How much faster is Netty's own allocator interface on arena memory?",
+            "`ByteBufAllocator.directBuffer(size)`, write and read a long, `release()`: pinarena's " +
+            "`PinnedByteBufAllocator` (arena memory, registered) against Netty's `PooledByteBufAllocator`.",
+            "NettyAllocatorBenchmark", "pinnedAllocator", List.of("nettyPooled"), "netty-allocator.png"));
         sections.add(new JmhComparisonSection(jmh, "What does one send's memory handling cost with each strategy?",
             "Before a work request can be posted the sender needs a registered buffer and its lkey: register the " +
             "application's buffer per send (`registerPerSend`), find it in a registration cache (`registrationCacheHit`, " +
@@ -59,6 +71,7 @@ public final class ReportMain
         sections.add(new RegistrationCostSection(CostCurves.read(List.of(
             results.resolve("reg-cost-io_uring.csv"), results.resolve("reg-cost-verbs.csv")))));
         sections.add(new MallocSection(MallocRuns.read(results.resolve("malloc.csv"))));
+        sections.add(new MpiSavingsSection(MpiLoops.read(results.resolve("mpi-savings.csv"))));
 
         final StringBuilder md = new StringBuilder();
         md.append("# pinarena performance report\n\n");

@@ -20,7 +20,8 @@ import java.util.Collection;
 import java.util.Locale;
 
 /**
- * Runs the Java benchmark suite (allocate + free on one and two threads, the memory handling of one send)
+ * Runs the Java benchmark suite (allocate + free on one and two threads, batches, many producers to one
+ * consumer, Netty's allocator interface, the memory handling of one send)
  * and writes every measured iteration, so the report can give min / median / max and ratios from the same
  * run: {@code benchmark,method,threads,size,fork,iteration,ns_per_op,alloc_bytes_per_op}.
  * <p>
@@ -31,7 +32,9 @@ public final class JmhSuite
     /** CSV header. */
     public static final String HEADER = "benchmark,method,threads,size,fork,iteration,ns_per_op,alloc_bytes_per_op";
     /** The benchmarks the suite runs, by class name. */
-    public static final String[] BENCHMARKS = {"AllocateFreeBenchmark", "CrossThreadFreeBenchmark", "SendMemoryBenchmark"};
+    public static final String[] BENCHMARKS = {
+        "AllocateFreeBenchmark", "CrossThreadFreeBenchmark", "BatchBenchmark", "ManyToOneBenchmark",
+        "NettyAllocatorBenchmark", "SendMemoryBenchmark"};
 
     private static final String ALLOC_NORM = "gc.alloc.rate.norm";
 

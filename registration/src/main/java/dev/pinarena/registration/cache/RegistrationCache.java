@@ -39,6 +39,9 @@ import java.util.List;
  * instead of returning a region whose frames changed.
  * <p>
  * Counters are plain opaque stores on the hit path: exact single-threaded, approximate under contention.
+ * <p>
+ * <b>Twin</b>: {@code bindings-c/src/regcache.c} implements the same rules in C. Change both, and keep the shared
+ * scenario list in docs/ARCHITECTURE.md ("Twins") true of both test suites.
  */
 public final class RegistrationCache implements AutoCloseable
 {
@@ -442,8 +445,8 @@ public final class RegistrationCache implements AutoCloseable
         }
         while (n == drained.length / 2);
         // Only now, with every drained range out of the published index, may pending() read false.
-        // Before this call existed the feed cleared pending at the start of the drain, and this
-        // interleaving sent stale bytes (threadsRegisterWhileAnotherUnmaps, 1-4 per run):
+        // Were pending cleared at the start of the drain, this interleaving would send stale bytes (the
+        // scenario threadsRegisterWhileAnotherUnmaps exercises it):
         //   U  (holds buffer b's lock): hooked munmap posts b (pending = 1), munmaps, posts b again,
         //      maps fresh pages at b, fills them, releases b's lock.
         //   T1 (get for another buffer, slow path, holds this.lock): feed.drain clears pending and takes

@@ -14,6 +14,9 @@ import java.util.List;
  * How an aligned mapping is made: reserve twice the size as PROT_NONE address space, map the aligned half
  * over it with MAP_FIXED and the wanted backing, then unmap the unused head and tail of the reservation.
  * Nothing is registered yet at that point, so trimming does not touch the invariant.
+ * <p>
+ * <b>Twin</b>: {@code bindings-c/src/os.c (pa_os_map_chunk)} implements the same rules in C. Change both, and keep the shared
+ * scenario list in docs/ARCHITECTURE.md ("Twins") true of both test suites.
  */
 public final class ChunkMapper
 {

@@ -115,6 +115,39 @@ public final class MappedChunk
      */
     public synchronized void unmap()
     {
+        checkReleasable("unmap");
+        if (Linux.libc().munmap(address, size) != 0)
+        {
+            throw new IllegalStateException("munmap of chunk " + this + " failed: errno " + Linux.errno());
+        }
+        unmapped = true;
+    }
+
+    /**
+     * Instead of unmapping: maps fresh, unpinned anonymous memory over the chunk (MAP_FIXED, MAP_NORESERVE),
+     * which releases its pages (huge pages go back to their pool) but keeps the address range taken until
+     * the process ends. For an owner that must give the memory up while stale pointers into it may still be
+     * used (a forced close): such an access touches scratch memory that belongs to nobody, never a fault and
+     * never memory handed to someone else.
+     *
+     * @throws IllegalStateException if a registration still covers any byte of it, or it was unmapped.
+     */
+    public synchronized void retire()
+    {
+        checkReleasable("retire");
+        final int flags = Linux.MAP_PRIVATE | Linux.MAP_ANONYMOUS | Linux.MAP_FIXED | Linux.MAP_NORESERVE;
+        if (Linux.mmap(address, size, Linux.PROT_READ | Linux.PROT_WRITE, flags, -1, 0) == Linux.MAP_FAILED)
+        {
+            throw new IllegalStateException("mmap(MAP_FIXED) over chunk " + this + " failed: errno " + Linux.errno());
+        }
+        unmapped = true;
+    }
+
+    /**
+     * @throws IllegalStateException if unmapped already, or a registration still covers any byte.
+     */
+    private void checkReleasable(final String operation)
+    {
         if (unmapped)
         {
             throw new IllegalStateException("chunk " + this + " is already unmapped");
@@ -122,14 +155,9 @@ public final class MappedChunk
         final Region registered = RegisteredRanges.firstOverlapping(address, size);
         if (registered != null)
         {
-            throw new IllegalStateException("refusing to unmap chunk " + this + ": " + registered +
+            throw new IllegalStateException("refusing to " + operation + " chunk " + this + ": " + registered +
                 " still covers it (deregister first: a registered page is never returned to the OS)");
         }
-        if (Linux.libc().munmap(address, size) != 0)
-        {
-            throw new IllegalStateException("munmap of chunk " + this + " failed: errno " + Linux.errno());
-        }
-        unmapped = true;
     }
 
     public String toString()

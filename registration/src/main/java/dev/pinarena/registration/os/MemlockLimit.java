@@ -12,22 +12,15 @@ import java.nio.file.Path;
  * <p>
  * ibv_reg_mr and io_uring fixed buffers charge pinned pages against RLIMIT_MEMLOCK unless the process holds
  * CAP_IPC_LOCK; mlock charges locked pages the same way.
+ *
+ * @param soft       the soft limit as the kernel reports it ({@code RLIM_INFINITY} for none).
+ * @param hard       the hard limit as the kernel reports it.
+ * @param capIpcLock true if the process holds CAP_IPC_LOCK, which exempts it from the limit.
  */
-public final class MemlockLimit
+public record MemlockLimit(long soft, long hard, boolean capIpcLock)
 {
     /** Capability number of CAP_IPC_LOCK. */
     public static final int CAP_IPC_LOCK = 14;
-
-    private final long soft;
-    private final long hard;
-    private final boolean capIpcLock;
-
-    private MemlockLimit(final long soft, final long hard, final boolean capIpcLock)
-    {
-        this.soft = soft;
-        this.hard = hard;
-        this.capIpcLock = capIpcLock;
-    }
 
     /**
      * @return the limits in force for this process now.
@@ -56,14 +49,6 @@ public final class MemlockLimit
     public long hardBytes()
     {
         return hard == Linux.RLIM_INFINITY ? PinBudget.UNLIMITED : hard;
-    }
-
-    /**
-     * @return true if the process holds CAP_IPC_LOCK, which exempts it from the limit.
-     */
-    public boolean capIpcLock()
-    {
-        return capIpcLock;
     }
 
     /**
@@ -154,6 +139,7 @@ public final class MemlockLimit
         return bytes + " B";
     }
 
+    @Override
     public String toString()
     {
         return "RLIMIT_MEMLOCK soft=" + format(softBytes()) + " hard=" + format(hardBytes()) +

@@ -14,6 +14,9 @@ import java.nio.file.StandardOpenOption;
  * Each 4 KiB virtual page has a 64-bit entry: bits 0–54 the frame number, bit 63 "present". Since Linux
  * 4.2 the frame number reads as 0 unless the reader has CAP_SYS_ADMIN, which this class reports as
  * {@link UnsupportedOperationException} rather than returning a misleading zero.
+ * <p>
+ * <b>Twin</b>: {@code bindings-c/src/pagemap.c} implements the same rules in C. Change both, and keep the shared
+ * scenario list in docs/ARCHITECTURE.md ("Twins") true of both test suites.
  */
 public final class PageMap implements AutoCloseable
 {

@@ -18,6 +18,9 @@ import java.util.List;
  *   transparent huge pages are counted per range even when the kernel merged the mapping with its
  *   neighbours into one VMA.</li>
  * </ul>
+ * <p>
+ * <b>Twin</b>: {@code bindings-c/src/os.c and procfs.c (the page size read back)} implements the same rules in C. Change both, and keep the shared
+ * scenario list in docs/ARCHITECTURE.md ("Twins") true of both test suites.
  */
 public final class PageSizes
 {

@@ -20,6 +20,9 @@ import java.nio.ByteOrder;
  * <p>
  * Layouts mirror {@code linux/io_uring.h}. Not thread safe for I/O: callers serialise (the registrar's lock,
  * or a single test thread).
+ * <p>
+ * <b>Twin</b>: {@code bindings-c/src/uring.c} implements the same rules in C. Change both, and keep the shared
+ * scenario list in docs/ARCHITECTURE.md ("Twins") true of both test suites.
  */
 public final class IoUring implements AutoCloseable
 {

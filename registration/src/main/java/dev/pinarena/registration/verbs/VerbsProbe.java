@@ -3,29 +3,25 @@ package dev.pinarena.registration.verbs;
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.RegistrationException;
 
-import java.util.Collections;
 import java.util.List;
 
 /**
  * Whether verbs registration works here, for {@code pinarena doctor} and the {@code auto} backend choice.
  * <p>
  * {@link #probe()} lists the devices and opens the first one with a protection domain (then closes it), so
- * "available" means a {@link VerbsRegistrar} can be opened, not merely that a device is listed. Immutable.
+ * "available" means a {@link VerbsRegistrar} can be opened, not merely that a device is listed.
+ *
+ * @param available   true if a {@link VerbsRegistrar} could be opened on the first device.
+ * @param deviceNames the devices libibverbs listed, possibly empty; unmodifiable.
+ * @param description the first device's {@link VerbsRegistrar#description()} when available, else null.
+ * @param reason      why verbs is not available (the failing call, its errno and the fix), or null when it is.
  */
-public final class VerbsProbe
+public record VerbsProbe(boolean available, List<String> deviceNames, String description, String reason)
 {
-    private final boolean available;
-    private final List<String> deviceNames;
-    private final String description;
-    private final String reason;
-
-    private VerbsProbe(
-        final boolean available, final List<String> deviceNames, final String description, final String reason)
+    /** Keeps an unmodifiable copy of the device list. */
+    public VerbsProbe
     {
-        this.available = available;
-        this.deviceNames = deviceNames;
-        this.description = description;
-        this.reason = reason;
+        deviceNames = List.copyOf(deviceNames);
     }
 
     /**
@@ -43,11 +39,11 @@ public final class VerbsProbe
         }
         catch (final RegistrationException ex)
         {
-            return new VerbsProbe(false, Collections.emptyList(), null, ex.getMessage());
+            return new VerbsProbe(false, List.of(), null, ex.getMessage());
         }
         catch (final RuntimeException | LinkageError ex)
         {
-            return new VerbsProbe(false, Collections.emptyList(), null, "listing RDMA devices failed: " + ex);
+            return new VerbsProbe(false, List.of(), null, "listing RDMA devices failed: " + ex);
         }
 
         try (VerbsRegistrar registrar = VerbsRegistrar.open(names.get(0), new PinBudget(PinBudget.UNLIMITED)))
@@ -64,38 +60,7 @@ public final class VerbsProbe
         }
     }
 
-    /**
-     * @return true if a {@link VerbsRegistrar} could be opened on the first device.
-     */
-    public boolean available()
-    {
-        return available;
-    }
-
-    /**
-     * @return the devices libibverbs listed, possibly empty; unmodifiable.
-     */
-    public List<String> deviceNames()
-    {
-        return deviceNames;
-    }
-
-    /**
-     * @return the first device's {@link VerbsRegistrar#description()} when available, else null.
-     */
-    public String description()
-    {
-        return description;
-    }
-
-    /**
-     * @return why verbs is not available (the failing call, its errno and the fix), or null when it is.
-     */
-    public String reason()
-    {
-        return reason;
-    }
-
+    @Override
     public String toString()
     {
         return available ?

@@ -1,14 +1,11 @@
 package dev.pinarena.registration.cache;
 
-import dev.pinarena.registration.verbs.VerbsProbe;
+import dev.pinarena.registration.verbs.RdmaDevice;
 import dev.pinarena.registration.verbs.VerbsRegistrar;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 
 import java.io.IOException;
-
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The registration cache's scenarios over real verbs pins ({@link VerbsRegistrar} on {@code rxe0} in
@@ -24,16 +21,7 @@ final class RegistrationCacheVerbsTest extends RegistrationCacheScenarios
     @BeforeAll
     static void requireRdma() throws IOException
     {
-        final VerbsProbe probe = VerbsProbe.probe();
-        if (!probe.available())
-        {
-            if ("1".equals(System.getenv("PINARENA_REQUIRE_RDMA")))
-            {
-                fail("PINARENA_REQUIRE_RDMA=1 but " + probe);
-            }
-            assumeTrue(false, "no RDMA here (run in testbed/softroce): " + probe.reason());
-        }
-        device = probe.deviceNames().contains("rxe0") ? "rxe0" : probe.deviceNames().get(0);
+        device = RdmaDevice.require();
         VerbsLoopback.library();
     }
 

@@ -8,7 +8,8 @@ import jnr.ffi.types.size_t;
 
 /**
  * The few libc calls the verbs tests need: anonymous mappings to register and {@code setrlimit} for the
- * locked-memory test. Kept here so the tests do not depend on the OS layer being finished.
+ * locked-memory test. Declared apart from {@code os.LibC}, so a failing verbs test points at the verbs
+ * registrar and not at the OS layer.
  */
 public interface TestLibc
 {

@@ -40,8 +40,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The verbs backend against a real kernel verbs stack. Runs only where RDMA exists, in practice inside
@@ -65,16 +63,7 @@ final class VerbsRegistrarTest
     @BeforeAll
     static void requireRdma()
     {
-        final VerbsProbe probe = VerbsProbe.probe();
-        if (!probe.available())
-        {
-            if ("1".equals(System.getenv("PINARENA_REQUIRE_RDMA")))
-            {
-                fail("PINARENA_REQUIRE_RDMA=1 but " + probe);
-            }
-            assumeTrue(false, "no RDMA here (run in testbed/softroce): " + probe.reason());
-        }
-        device = probe.deviceNames().contains("rxe0") ? "rxe0" : probe.deviceNames().get(0);
+        device = RdmaDevice.require();
     }
 
     @BeforeEach

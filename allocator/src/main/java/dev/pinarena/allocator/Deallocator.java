@@ -1,0 +1,151 @@
+package dev.pinarena.allocator;
+
+/**
+ * The free path of an arena: from an address to its chunk, then to the slab, run or dedicated chunk that
+ * holds it, with every check that makes a bad free an exception instead of a corruption. Errors are built
+ * out of line ({@link ArenaErrors}); zeroing is decided in one place ({@link ZeroOnFree}).
+ */
+final class Deallocator
+{
+    /** A plain address names no generation: nothing to compare. */
+    static final int ANY_GENERATION = -1;
+
+    private final ChunkDirectory directory;
+    private final ThreadHeaps heaps;
+    private final PagePool pool;
+    private final ZeroOnFree zeroOnFree;
+
+    Deallocator(final ChunkDirectory directory, final ThreadHeaps heaps, final PagePool pool, final ZeroOnFree zeroOnFree)
+    {
+        this.directory = directory;
+        this.heaps = heaps;
+        this.pool = pool;
+        this.zeroOnFree = zeroOnFree;
+    }
+
+    /**
+     * @param address    an address the arena handed out and not freed since.
+     * @param generation the generation the caller's {@link BufferHandle} names, or {@link #ANY_GENERATION}.
+     */
+    void free(final long address, final int generation)
+    {
+        final ArenaChunk chunk = directory.chunkOf(address);
+        if (chunk == null)
+        {
+            throw ArenaErrors.notInArena(address);
+        }
+        if (chunk.dedicated)
+        {
+            if (generation != ANY_GENERATION && generation != chunk.dedicatedGeneration)
+            {
+                throw ArenaErrors.staleHandle(address, generation, chunk.dedicatedGeneration);
+            }
+            freeDedicated(chunk, address);
+            return;
+        }
+        final int page = chunk.pageOf(address);
+        final byte state = chunk.state(page);
+        if (state == ArenaChunk.SLAB)
+        {
+            freeBlock(chunk.slab(page), address, generation);
+            return;
+        }
+        switch (state)
+        {
+            case ArenaChunk.RUN_HEAD:
+                if (generation != ANY_GENERATION && generation != chunk.runGeneration(page))
+                {
+                    throw ArenaErrors.staleHandle(address, generation, chunk.runGeneration(page));
+                }
+                freeRun(chunk, page, address);
+                return;
+            case ArenaChunk.RUN_BODY:
+                throw ArenaErrors.insideRun(address);
+            case ArenaChunk.RUN_CACHED:
+                throw ArenaErrors.runAlreadyFree(address);
+            default:
+                throw ArenaErrors.inFreePage(address, chunk);
+        }
+    }
+
+    private void freeBlock(final Slab slab, final long address, final int generation)
+    {
+        final int index = slab.blockIndex(address);
+        if (index < 0)
+        {
+            throw index == -1 ? ArenaErrors.insideBlock(address, slab) : ArenaErrors.inSlabTail(address, slab);
+        }
+        if (generation != ANY_GENERATION && generation != slab.generation(index))
+        {
+            throw ArenaErrors.staleHandle(address, generation, slab.generation(index));
+        }
+        final ThreadHeap owner = slab.heap;
+        if (owner != null && owner.thread == Thread.currentThread())
+        {
+            owner.freeLocal(slab, index, address);
+            return;
+        }
+        // Cross-thread free: steps 1-4 of the protocol described on Slab.
+        if (!slab.isAllocatedByRemoteView(index))
+        {
+            throw ArenaErrors.blockNotAllocated(address, slab);
+        }
+        zeroOnFree.freed(slab.scope, address, slab.blockSize);
+        // Read before the bit is set: from then on the owner may collect the block, empty the slab and
+        // release it, and the pool may reformat it for another class.
+        final int cls = slab.cls;
+        final int outcome = slab.markRemoteFree(index);
+        if (outcome < 0)
+        {
+            throw ArenaErrors.blockNotAllocated(address, slab);
+        }
+        heaps.current().countRemoteFree(cls);
+        if (outcome > 0)
+        {
+            // Read the owner after winning the pending flag: an adoption in between rehomed the slab, and
+            // pushing onto the new owner spares it a detour (the old owner's stack would also be drained).
+            slab.heap.pushPending(slab);
+        }
+    }
+
+    private void freeRun(final ArenaChunk chunk, final int page, final long address)
+    {
+        if ((address & (SizeClasses.ARENA_PAGE_SIZE - 1)) != 0)
+        {
+            throw ArenaErrors.insideRun(address, chunk.pageAddress(page));
+        }
+        final int pages = chunk.runPages(page);
+        final long bytes = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
+        zeroOnFree.freed(chunk.scope, address, bytes);
+        final ThreadHeap heap = heaps.current();
+        heap.runFrees++;
+        heap.bytesFreed += bytes;
+        if (heap.cacheRun(chunk.scope, address, pages))
+        {
+            chunk.state(page, ArenaChunk.RUN_CACHED);
+        }
+        else
+        {
+            pool.releaseRun(chunk, page, pages);
+        }
+    }
+
+    private void freeDedicated(final ArenaChunk chunk, final long address)
+    {
+        if (address != chunk.base)
+        {
+            throw ArenaErrors.insideDedicated(address, chunk);
+        }
+        if (chunk.dedicatedInUse)
+        {
+            zeroOnFree.freed(chunk.scope, address, chunk.size);
+        }
+        if (!pool.releaseDedicated(chunk))
+        {
+            throw ArenaErrors.dedicatedAlreadyFree(address, chunk);
+        }
+        final ThreadHeap heap = heaps.current();
+        heap.dedicatedFrees++;
+        heap.bytesFreed += chunk.size;
+    }
+}

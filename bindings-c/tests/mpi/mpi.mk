@@ -1,0 +1,40 @@
+# A real MPI (Open MPI, Debian's) over real verbs (rxe0 in the Soft-RoCE guest): the stale-registration
+# hazard, what the shim saves an MPI's registration cache, and an MPI using the shim's keys directly.
+# Included by the Makefile; programs land in $(BUILD)/mpi.
+#   make mpi            build them (part of `all`: they keep compiling)
+#   make mpi-vm-test    boot the guest once and run tests/mpi/run.sh there (asserts every outcome);
+#                       MPI_PART=seed|keys|savings runs one part only
+#   make mpi-two-guests-test   the seed (pml cm/ofi) with one rank in each of two guests (not in mvn verify)
+MPI_DIR   := $(BUILD)/mpi
+MPICC     ?= mpicc
+MPI_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Itests/mpi -Iinclude
+MPI_PROGS := $(MPI_DIR)/pinarena-mpi-seed $(MPI_DIR)/pinarena-mpi-churn $(MPI_DIR)/pinarena-mpi-keys
+MPI_REGCOUNT := $(MPI_DIR)/libpinarena-regcount.so
+MPI_PART  ?= all
+
+.PHONY: mpi mpi-vm-test mpi-two-guests-test
+all: mpi
+mpi: $(MPI_PROGS) $(MPI_REGCOUNT)
+
+$(MPI_DIR)/pinarena-mpi-%: tests/mpi/%.c tests/mpi/*.h tests/mpi/mpi.mk
+	@mkdir -p $(dir $@)
+	$(MPICC) $(MPI_CFLAGS) -o $@ $< -ldl
+
+$(MPI_DIR)/pinarena-mpi-keys: tests/mpi/keys.c tests/mpi/peer_qp.c tests/mpi/*.h include/pinarena.h tests/mpi/mpi.mk
+	@mkdir -p $(dir $@)
+	$(MPICC) $(MPI_CFLAGS) -o $@ tests/mpi/keys.c tests/mpi/peer_qp.c -libverbs -ldl
+
+$(MPI_REGCOUNT): tests/mpi/regcount.c tests/mpi/regcount.h tests/mpi/mpi.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(MPI_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
+# One guest boot for every MPI scenario (tests/mpi/README.md); results in $(MPI_DIR)/results.
+mpi-vm-test: mpi $(SHIM)
+	../testbed/softroce --mttcg --rw $(abspath $(MPI_DIR)/results) --env PINARENA_MPI_ITERATIONS=10 -- \
+	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results) $(MPI_PART)
+
+# The seed over pml cm/ofi with one rank in each of two guests on one link (../testbed/two-guests): RDMA
+# between two kernels. Not part of `mvn verify` (about 60 s for both guests; see tests/mpi/README.md).
+mpi-two-guests-test: mpi $(SHIM)
+	../testbed/two-guests --rw $(abspath $(MPI_DIR)/results-two-guests) -- \
+	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results-two-guests) seed-ofi

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# run.sh — a real MPI over rxe0, asserted. Runs INSIDE the Soft-RoCE guest (make mpi-vm-test boots it):
+#
+#   tests/mpi/run.sh MPI_BUILD_DIR LIBPINARENA_SO RESULTS_DIR [seed|seed-ofi|keys|savings|all]
+#
+# seed     the hazard in Open MPI, over both of its RDMA paths (pml cm + ofi verbs;ofi_rxm, and pml ucx):
+#          (a) glibc malloc with the MPI's stock memory hooks: fresh data, the cache re-registers and logs
+#              the invalidation; (b) pages unmapped by a raw system call: stale data (the hazard);
+#          (c) LD_PRELOAD=libpinarena.so with the MPI's hooks off: fresh, no invalidation, the second send a
+#              registration-cache hit. UCX with UCX_MEM_EVENTS=no drops its cache altogether (fresh, but a
+#              registration per send: asserted as such); with its mmap events on it hits like libfabric.
+# keys     an MPI program posting RDMA WRITEs with keys from pinarena_lookup (PD given by pinarena_set_pd):
+#          every byte arrives, and nothing is registered while it writes.
+# savings  malloc/send/free loops (64 KiB, 1 MiB, 4 MiB) and a reuse loop under glibc (default tunables and
+#          a fixed 1 MiB mmap threshold) and the shim: registrations and deregistrations per loop, written
+#          to RESULTS_DIR/savings.csv (read by ./pinarena bench).
+# seed-ofi the seed over pml cm/ofi only (what make mpi-two-guests-test runs, ranks in two guests).
+# Every transfer's packets are read from rxe0's counter: a message that did not cross rxe0 fails.
+# Output: PASS/FAIL lines, then "N passed, N failed, 0 skipped"; exit status 1 if anything failed.
+set -uo pipefail
+BIN=$(cd "${1:?MPI_BUILD_DIR}" && pwd)
+SO=${2:?LIBPINARENA_SO}
+OUT=${3:?RESULTS_DIR}
+WHAT=${4:-all}
+HERE=$(cd "$(dirname "$0")" && pwd)
+MPIRUN_RXE=${MPIRUN_RXE:-$HERE/../../../testbed/mpirun-rxe}
+REGCOUNT=$BIN/libpinarena-regcount.so
+ITERATIONS=${PINARENA_MPI_ITERATIONS:-20}
+mkdir -p "$OUT"
+passed=0 failed=0
+
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+# field LINE KEY: the value of KEY=VALUE in LINE (bash only: every exec costs ~0.1 s in the emulated guest)
+field() { local rest=" $1 "; [[ $rest == *" $2="* ]] || return 0; rest=${rest#* "$2"=}; echo "${rest%% *}"; }
+
+# Settings per allocator (mpirun-rxe options). glibc's moving mmap threshold would put the second malloc of
+# a large size on the brk heap at another address; a fixed threshold keeps the address reuse the seed needs.
+GLIBC_FIXED=(-x GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576)
+# The shim keeps registered memory mapped: the MPI needs no memory hooks (Open MPI's patcher off; libfabric
+# then installs its own, which see nothing leave; UCX's off by its variables).
+SHIM_OFI=(--mca memory ^patcher -x "LD_PRELOAD=$REGCOUNT:$SO")
+SHIM_UCX=(--mca memory ^patcher -x "LD_PRELOAD=$REGCOUNT:$SO" -x UCX_MEM_MALLOC_HOOKS=no -x UCX_MEM_EVENTS=no)
+# UCX keeps its registration cache only while it receives memory events: with UCX_MEM_EVENTS=no it registers
+# every send. Its mmap events on (malloc hooks still off), the shim's memory never raises one.
+SHIM_UCX_EVENTS=(--mca memory ^patcher -x "LD_PRELOAD=$REGCOUNT:$SO" -x UCX_MEM_MALLOC_HOOKS=no)
+COUNT=(-x "LD_PRELOAD=$REGCOUNT")
+FI_MR_LOG=(-x FI_LOG_LEVEL=info -x FI_LOG_SUBSYS=mr)
+
+# mpi NAME TRANSPORT(ofi|ucx) [mpirun options] -- PROGRAM ARGS: output in $OUT/NAME.out; prints the seconds
+mpi() {
+  local name=$1 transport=$2 opts=(); shift 2
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done; shift
+  local t0=$SECONDS flag=()
+  [ "$transport" = ucx ] && flag=(--ucx)
+  "$MPIRUN_RXE" "${flag[@]}" "${opts[@]}" "$@" >"$OUT/$name.out" 2>&1
+  local rc=$?
+  echo "     $name: exit $rc in $((SECONDS - t0)) s" >&2
+  return $rc
+}
+
+# rank0_pid FILE
+rank0_pid() { sed -n 's/^rank=0 pid=\([0-9]*\)$/\1/p' "$1"; }
+# ofi_notify FILE: libfabric's MR-cache invalidation notices in rank 0 ("notify" of its cache statistics)
+ofi_notify() {
+  local pid; pid=$(rank0_pid "$1")
+  sed -n "s/^libfabric:$pid:.*MR cache stats: .* notify \([0-9]*\).*/\1/p" "$1" | head -1
+}
+
+# check_seed NAME TRANSPORT EXPECT(fresh|stale|shim): asserts the seed's lines in $OUT/NAME.out
+check_seed() {
+  local name=$1 transport=$2 expect=$3 file=$OUT/$1.out line n=0 problems=()
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    n=$((n + 1))
+    local size send bad pkts regs deregs reused
+    size=$(field "$line" size); send=$(field "$line" send); bad=$(field "$line" bad)
+    pkts=$(field "$line" sent_pkts); regs=$(field "$line" regs); deregs=$(field "$line" deregs)
+    reused=$(field "$line" addr_reused)
+    [ "$reused" = 1 ] || problems+=("size $size: the second buffer is at another address")
+    # RoCE's largest MTU is 4096: fewer packets than size/4096 means the bytes did not all cross rxe0.
+    [ "$pkts" -ge $((size / 4096)) ] || problems+=("size $size send $send: only $pkts packets on rxe0")
+    if [ "$send" = 1 ]; then
+      [ "$bad" = 0 ] || problems+=("size $size send 1: $bad bad bytes")
+      continue
+    fi
+    case "$expect" in
+      fresh)
+        [ "$bad" = 0 ] || problems+=("size $size send 2: $bad stale bytes")
+        [ "$regs" -ge 1 ] || problems+=("size $size send 2: not re-registered (regs=$regs)")
+        [ "$deregs" -ge 1 ] || problems+=("size $size: the old registration was not dropped (deregs=$deregs)") ;;
+      stale)
+        [ "$bad" = "$size" ] || problems+=("size $size send 2: $bad of $size bytes stale (expected all)")
+        [ "$regs" = 0 ] || problems+=("size $size send 2: regs=$regs (the cache should have hit its stale entry)") ;;
+      uncached)
+        [ "$bad" = 0 ] || problems+=("size $size send 2: $bad stale bytes")
+        [ "$regs" -ge 1 ] || problems+=("size $size send 2: regs=$regs (expected a registration per send)") ;;
+      shim)
+        [ "$bad" = 0 ] || problems+=("size $size send 2: $bad stale bytes")
+        [ "$regs" = 0 ] || problems+=("size $size send 2: regs=$regs, not a cache hit")
+        [ "$deregs" = 0 ] || problems+=("size $size: deregs=$deregs (an invalidation)") ;;
+    esac
+  done <<<"$(grep '^seed ' "$file")"   # (no process substitution: the guest has no /dev/fd)
+  [ "$n" = 4 ] || problems+=("$n seed lines, expected 4 (two sizes, two sends)")
+  if [ "$transport" = ofi ]; then
+    local notify; notify=$(ofi_notify "$file")
+    case "$expect" in
+      fresh) [ "${notify:-0}" -ge 1 ] || problems+=("libfabric logged no invalidation (notify=${notify:-none})") ;;
+      shim) [ "${notify:-x}" = 0 ] || problems+=("libfabric's cache was notified ${notify:-?} times (expected 0)") ;;
+    esac
+  fi
+  if [ "$expect" != fresh ] && [ "$expect" != stale ] && ! grep -q "registrar=verbs" "$OUT/$name.stats" 2>/dev/null; then
+    problems+=("the shim did not register with verbs: $(cat "$OUT/$name.stats" 2>/dev/null | head -2)")
+  fi
+  if ((${#problems[@]})); then
+    fail "$name" "$(printf '%s; ' "${problems[@]}")"
+    sed 's/^/      /' "$file" | grep -v '^      $' | tail -25
+  else
+    pass "$name"
+    grep -E '^seed |MR cache stats' "$file" | sed 's/^/      /'
+  fi
+}
+
+run_seed() {  # run_seed TRANSPORT...
+  local t sizes=(8388608 4194304)
+  for t in "$@"; do
+    local log=() shim=("${SHIM_OFI[@]}")
+    [ "$t" = ofi ] && log=("${FI_MR_LOG[@]}")
+    [ "$t" = ucx ] && shim=("${SHIM_UCX_EVENTS[@]}")
+    mpi "seed_${t}_glibc_fresh" "$t" "${COUNT[@]}" "${GLIBC_FIXED[@]}" "${log[@]}" -- \
+      "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
+    check_seed "seed_${t}_glibc_fresh" "$t" fresh
+    mpi "seed_${t}_rawunmap_stale" "$t" "${COUNT[@]}" "${log[@]}" -- "$BIN/pinarena-mpi-seed" rawunmap "${sizes[@]}"
+    check_seed "seed_${t}_rawunmap_stale" "$t" stale
+    rm -f "$OUT/seed_${t}_shim_fresh.stats"
+    mpi "seed_${t}_shim_fresh" "$t" "${shim[@]}" -x "PINARENA_STATS=$OUT/seed_${t}_shim_fresh.stats" "${log[@]}" -- \
+      "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
+    check_seed "seed_${t}_shim_fresh" "$t" shim
+  done
+  [[ " $* " == *" ucx "* ]] || return 0
+  rm -f "$OUT/seed_ucx_shim_noevents_uncached.stats"
+  mpi seed_ucx_shim_noevents_uncached ucx "${SHIM_UCX[@]}" -x "PINARENA_STATS=$OUT/seed_ucx_shim_noevents_uncached.stats" -- \
+    "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
+  check_seed seed_ucx_shim_noevents_uncached ucx uncached
+}
+
+# savings: one process per allocator, every loop in it; a CSV row per loop.
+run_savings() {
+  local csv=$OUT/savings.csv loops=(churn:65536 churn:1048576 churn:4194304 reuse:4194304)
+  echo "transport,allocator,loop,size,iterations,registrations,deregistrations,addresses,seconds,bad_bytes" >"$csv"
+  local t alloc
+  for t in ofi; do
+    for alloc in glibc glibc-fixed pinarena; do
+      local opts=()
+      case "$alloc" in
+        glibc) opts=("${COUNT[@]}") ;;
+        glibc-fixed) opts=("${COUNT[@]}" "${GLIBC_FIXED[@]}") ;;
+        pinarena) opts=("${SHIM_OFI[@]}") ;;
+      esac
+      local name="savings_${t}_${alloc}"
+      mpi "$name" "$t" "${opts[@]}" -- "$BIN/pinarena-mpi-churn" "$ITERATIONS" "${loops[@]}"
+      local line rows=0 problems=()
+      while IFS= read -r line; do
+        [ -n "$line" ] || continue
+        rows=$((rows + 1))
+        echo "$t,$alloc,$(field "$line" mode),$(field "$line" size),$(field "$line" iters),$(field "$line" regs),$(field "$line" deregs),$(field "$line" addrs),$(field "$line" seconds),$(field "$line" bad)" >>"$csv"
+        local size regs bad pkts mode
+        size=$(field "$line" size); regs=$(field "$line" regs); bad=$(field "$line" bad)
+        pkts=$(field "$line" sent_pkts); mode=$(field "$line" mode)
+        [ "$bad" = 0 ] || problems+=("$mode $size: $bad bad bytes")
+        [ "$pkts" -ge $((size / 4096 * ITERATIONS)) ] || problems+=("$mode $size: only $pkts packets on rxe0")
+        [ "$regs" -ge 0 ] 2>/dev/null || problems+=("$mode $size: registrations not counted ($regs)")
+        # What the shim promises: a buffer's registration is made once, whatever malloc/free does, and never
+        # invalidated. (libfabric may register a range twice when a larger buffer overlaps a cached one.)
+        if [ "$alloc" = pinarena ] && { [ "$regs" -gt 2 ] || [ "$(field "$line" deregs)" != 0 ]; }; then
+          problems+=("$mode $size: $regs registrations, $(field "$line" deregs) dropped in $ITERATIONS sends under the shim")
+        fi
+        # The hazard's cost under glibc: a buffer glibc maps and unmaps is registered again every time.
+        if [ "$alloc" = glibc-fixed ] && [ "$mode" = churn ] && [ "$size" -ge 1048576 ] && [ "$regs" -lt "$ITERATIONS" ]; then
+          problems+=("$mode $size: glibc (mmap threshold 1 MiB) re-registered only $regs times in $ITERATIONS sends")
+        fi
+      done <<<"$(grep '^loop ' "$OUT/$name.out")"
+      [ "$rows" = ${#loops[@]} ] || problems+=("$rows loop lines, expected ${#loops[@]}")
+      if ((${#problems[@]})); then
+        fail "$name" "$(printf '%s; ' "${problems[@]}")"; tail -25 "$OUT/$name.out" | sed 's/^/      /'
+      else
+        pass "$name"; grep '^loop ' "$OUT/$name.out" | sed 's/^/      /'
+      fi
+    done
+  done
+  echo "     savings table: $csv" >&2
+}
+
+# keys: an MPI program that posts RDMA WRITEs with the shim's keys (pinarena_set_pd, pinarena_lookup).
+run_keys() {
+  local name=keys_rdma_write writes=24 line problems=()
+  mpi "$name" ofi "${SHIM_OFI[@]}" -- "$BIN/pinarena-mpi-keys" "$writes"
+  line=$(grep '^keys ' "$OUT/$name.out")
+  if [ -z "$line" ]; then
+    problems+=("no result line")
+  else
+    local bytes; bytes=$(field "$line" bytes)
+    [ "$(field "$line" writes)" = "$writes" ] || problems+=("writes=$(field "$line" writes)")
+    [ "$(field "$line" lookups)" = "$writes" ] || problems+=("only $(field "$line" lookups) lookups gave verbs keys")
+    [ "$(field "$line" bad)" = 0 ] || problems+=("$(field "$line" bad) bad bytes at the target")
+    [ "$(field "$line" regs_warm)" = 0 ] || problems+=("$(field "$line" regs_warm) registrations made while writing (after the first round)")
+    [ "$(field "$line" sent_pkts)" -ge $((bytes / 4096)) ] || problems+=("only $(field "$line" sent_pkts) packets on rxe0")
+  fi
+  if ((${#problems[@]})); then
+    fail "$name" "$(printf '%s; ' "${problems[@]}")"; tail -25 "$OUT/$name.out" | sed 's/^/      /'
+  else
+    pass "$name"; echo "      $line"
+  fi
+}
+
+[ -e /dev/infiniband/rdma_cm ] || fail rdma_cm_present "/dev/infiniband/rdma_cm missing (rdma_ucm not loaded)"
+case "$WHAT" in
+  seed) run_seed ofi ucx ;;
+  seed-ofi) run_seed ofi ;;
+  savings) run_savings ;;
+  keys) run_keys ;;
+  all) run_seed ofi ucx; run_keys; run_savings ;;
+  *) echo "run.sh: unknown part '$WHAT' (seed|seed-ofi|savings|keys|all)" >&2; exit 2 ;;
+esac
+echo "$passed passed, $failed failed, 0 skipped"
+[ "$failed" -eq 0 ]

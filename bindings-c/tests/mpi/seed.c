@@ -1,0 +1,129 @@
+/* seed.c — the stale-registration hazard in a real MPI, two ranks.
+ *
+ *   mpirun -np 2 pinarena-mpi-seed malloc|rawunmap SIZE...
+ *
+ * For each SIZE, rank 0 gets a buffer, fills it with 'A', sends it, gives it back, gets a buffer of the same
+ * size again (which must land at the same address, or the run proves nothing and fails), fills it with 'B' and
+ * sends again. Rank 1 receives each message into one buffer it keeps and counts the bytes that are not the
+ * letter rank 0 wrote.
+ *
+ *   malloc    malloc/free: what an application does. glibc unmaps a large block on free (the MPI's memory
+ *             hooks see that unmap); libpinarena.so keeps the block registered and mapped.
+ *   rawunmap  mmap and syscall(SYS_munmap): the pages leave by a path no symbol hook can see, so a
+ *             registration cache keyed by address keeps the old registration — the hazard itself.
+ *
+ * One line per message on rank 0's stdout, read by tests/mpi/run.sh:
+ *   seed mode=M size=N send=K letter=A addr_reused=1 bad=0 sent_pkts=P regs=R deregs=D addr=X
+ * sent_pkts: rxe0's sent-packet counter grew by this much over the send and rank 1's check (both ranks sit
+ * on rxe0, so this counts the whole transfer). regs/deregs: memory registrations rank 0 made and dropped
+ * since the end of the previous send, the free and malloc before this one included (libpinarena-regcount.so
+ * preloaded; -1 without it): 0 registrations = a cache hit.
+ * Each rank also prints "rank=R pid=P" (to match the MPI library's own per-process logs).
+ * Exit status 0 whatever the data (judging is the caller's), 1 if the address was not reused.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "regcount.h"
+#include "rxe_counter.h"
+
+enum { TAG_DATA = 1, TAG_RESULT = 2 };
+
+static void* get_buffer(int raw, size_t size, void* want) {
+  if (!raw) return malloc(size);
+  void* p = mmap(want, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | (want ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void put_buffer(int raw, void* p, size_t size) {
+  if (!raw) { free(p); return; }
+  /* Not munmap(): the MPI's hooks patch that symbol. The raw system call goes around every hook. */
+  syscall(SYS_munmap, p, size);
+}
+
+struct send_result {
+  long bad, pkts, regs, deregs;
+};
+
+/* Registrations counted up to the end of the previous send: each send's window covers the free and malloc
+ * before it, where an invalidation happens. */
+static struct regcount last_count;
+
+/* Rank 0: one message of `size` bytes of `letter` from p; rank 1 answers with the bad-byte count. */
+static struct send_result send_checked(char* p, size_t size, char letter) {
+  memset(p, letter, size);
+  uint64_t before = rxe_sent_pkts();
+  MPI_Send(p, (int)size, MPI_BYTE, 1, TAG_DATA, MPI_COMM_WORLD);
+  struct send_result res = {.bad = -1};
+  MPI_Recv(&res.bad, 1, MPI_LONG, 1, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  res.pkts = (long)(rxe_sent_pkts() - before);
+  struct regcount now;
+  int counted = regcount_now(&now);
+  res.regs = counted ? (long)(now.regs - last_count.regs) : -1;
+  res.deregs = counted ? (long)(now.deregs - last_count.deregs) : -1;
+  last_count = now;
+  return res;
+}
+
+static void report(const char* mode, size_t size, int send, char letter, int reused, const struct send_result* r,
+                   const void* addr) {
+  printf("seed mode=%s size=%zu send=%d letter=%c addr_reused=%d bad=%ld sent_pkts=%ld regs=%ld deregs=%ld addr=%p\n",
+         mode, size, send, letter, reused, r->bad, r->pkts, r->regs, r->deregs, addr);
+  fflush(stdout);
+}
+
+static void receive_checked(char* buf, size_t size, char letter) {
+  MPI_Recv(buf, (int)size, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  long bad = 0;
+  for (size_t i = 0; i < size; i++) bad += buf[i] != letter;
+  MPI_Send(&bad, 1, MPI_LONG, 0, TAG_RESULT, MPI_COMM_WORLD);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, ranks;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (ranks != 2 || argc < 3 || (strcmp(argv[1], "malloc") && strcmp(argv[1], "rawunmap"))) {
+    if (rank == 0) fprintf(stderr, "usage: mpirun -np 2 %s malloc|rawunmap SIZE...\n", argv[0]);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const int raw = !strcmp(argv[1], "rawunmap");
+  printf("rank=%d pid=%d\n", rank, (int)getpid());
+  fflush(stdout);
+  int status = 0;
+  regcount_now(&last_count);
+  for (int a = 2; a < argc; a++) {
+    size_t size = strtoull(argv[a], NULL, 0);
+    if (rank == 1) {
+      char* buf = malloc(size);
+      if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
+      receive_checked(buf, size, 'A');
+      receive_checked(buf, size, 'B');
+      free(buf);
+      continue;
+    }
+    char* first = get_buffer(raw, size, NULL);
+    if (!first) { perror("first buffer"); MPI_Abort(MPI_COMM_WORLD, 1); }
+    struct send_result r = send_checked(first, size, 'A');
+    report(argv[1], size, 1, 'A', 1, &r, first);
+    put_buffer(raw, first, size);
+    char* second = get_buffer(raw, size, first);
+    if (!second) { perror("second buffer"); MPI_Abort(MPI_COMM_WORLD, 1); }
+    int reused = second == first;
+    if (!reused) status = 1;
+    r = send_checked(second, size, 'B');
+    report(argv[1], size, 2, 'B', reused, &r, second);
+    put_buffer(raw, second, size);
+  }
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,65 @@
+/* test_remote_api.c — pinarena_alloc_remote / _free_remote without an RDMA
+ * device (host: keys "none"): argument checks, zeroed memory, reuse, the
+ * lookup of a remote buffer, bad pointers. What a peer can reach is tested
+ * over rxe0 (tests/remote/test_remote.c). */
+#include "child.h"
+#include "diag.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RW (PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)
+
+static void do_free_remote(void* p) { pinarena_free_remote(p); }
+static void do_free(void* p) { free(p); }
+
+TEST(shim_remote_bad_arguments) {
+  errno = 0;
+  CHECK(pinarena_alloc_remote(0, RW) == NULL && errno == EINVAL, "size 0: EINVAL");
+  errno = 0;
+  CHECK(pinarena_alloc_remote(64, 0) == NULL && errno == EINVAL, "no access: EINVAL");
+  errno = 0;
+  CHECK(pinarena_alloc_remote(64, RW | 1) == NULL && errno == EINVAL, "local write is not a remote access: EINVAL");
+  CHECK(pinarena_free_remote(NULL) == 0, "free of NULL");
+}
+
+TEST(shim_remote_memory_zeroed_reused_and_looked_up) {
+  char* p = pinarena_alloc_remote(1000, RW);
+  CHECK(p != NULL, "alloc: %s", strerror(errno));
+  CHECK(((uintptr_t)p & 255) == 0, "256-byte aligned: %p", p);
+  for (int i = 0; i < 1000; i++) CHECK(p[i] == 0, "fresh byte %d not zero", i);
+  const char* keys = pinarena_remote_keys();
+  NOTE("registrar %s, remote keys %s (%s)", pinarena_registrar(), keys, pinarena_remote_keys_why());
+  pinarena_region_t r;
+  int rc = pinarena_lookup(p + 10, 990, &r);
+  CHECK(r.base == p && r.length == 1000, "lookup: the buffer (%p + %zu)", r.base, r.length);
+  if (strcmp(keys, "none") == 0) CHECK(rc == -ENODATA && !r.registered, "no keys without verbs: %d", rc);
+  CHECK_ERR(pinarena_lookup(p, 1001, &r), ERANGE);
+  memset(p, 0x77, 1000);
+  char* q = pinarena_alloc_remote(1000, RW);
+  CHECK(q != NULL && q != p, "a second buffer");
+  CHECK_OK("free", pinarena_free_remote(p));
+  CHECK_ERR(pinarena_lookup(p, 1, &r), ENOENT);
+  char* again = pinarena_alloc_remote(1000, RW);
+  CHECK(again == p, "freed bytes handed out again (%p, was %p)", again, p);
+  for (int i = 0; i < 1024; i++) CHECK(again[i] == 0, "reused byte %d not zero", i);
+  char* big = pinarena_alloc_remote(3 << 20, RW);
+  CHECK(big != NULL, "a buffer bigger than a remote chunk");
+  big[(3 << 20) - 1] = 1;
+  CHECK_OK("free big", pinarena_free_remote(big));
+  CHECK_OK("free q", pinarena_free_remote(q));
+  CHECK_OK("free again", pinarena_free_remote(again));
+}
+
+TEST(shim_remote_bad_frees_abort) {
+  char* p = pinarena_alloc_remote(600, RW);
+  CHECK(p != NULL, "alloc");
+  su_expect_abort(do_free_remote, p + 256, "pinarena_free_remote(): invalid pointer", p + 256);
+  char* h = malloc(64);
+  su_expect_abort(do_free_remote, h, "pinarena_free_remote(): invalid pointer", h);
+  su_expect_abort(do_free, p, "free(): invalid pointer", p);
+  CHECK_OK("free", pinarena_free_remote(p));
+  su_expect_abort(do_free_remote, p, "pinarena_free_remote(): invalid pointer", p);   /* twice */
+}

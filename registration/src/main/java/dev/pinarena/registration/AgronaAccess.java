@@ -1,0 +1,30 @@
+package dev.pinarena.registration;
+
+/**
+ * Agrona 2 reaches {@code jdk.internal.misc.Unsafe}, which the JVM exports only when started with
+ * {@value #FLAG}. Without it the first Agrona buffer fails with an {@link IllegalAccessError} that names no
+ * fix; {@link #require()} fails first, with a message that names the flag.
+ */
+public final class AgronaAccess
+{
+    /** The JVM option every JVM using pinarena needs. */
+    public static final String FLAG = "--add-exports java.base/jdk.internal.misc=ALL-UNNAMED";
+
+    private AgronaAccess()
+    {
+    }
+
+    /**
+     * @throws MissingExportsException if {@code jdk.internal.misc} is not exported to Agrona.
+     */
+    public static void require()
+    {
+        final Module agrona = org.agrona.UnsafeApi.class.getModule(); // a class literal: no initialization
+        if (!Object.class.getModule().isExported("jdk.internal.misc", agrona))
+        {
+            throw new MissingExportsException("pinarena's buffers (Agrona 2) need jdk.internal.misc: start the JVM with " +
+                FLAG + (agrona.isNamed() ? " (on the module path: =" + agrona.getName() + ")" : "") +
+                " (Maven Surefire: <argLine>; Gradle: jvmArgs; java: on the command line)");
+        }
+    }
+}
