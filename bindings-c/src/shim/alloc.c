@@ -29,12 +29,15 @@ static inline void* span_pop(pa_span_t* s) {
   /* every listed block carries its mark: one without it was taken before
      (a second copy, freed twice) or written after free (free.c); and its
      link is checked before anyone follows it (pa_link_next). Both tests
-     in one branch; the rare rest (a damaged block, a link into another
-     slice of a bigger span) is a tail call, so the fast path needs no
-     frame */
+     in one branch; the rest (a damaged block, the list's end, a link into
+     another slice of a bigger span) is a tail call, so the fast path needs
+     no frame */
   uintptr_t mark = b->mark ^ pa_free_mark(b);            /* 0 or 1: local or remote mark */
-  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.link ^ (uintptr_t)b);
-  if (unlikely(pa_pop_suspect(mark, b, next))) return span_pop_checked(s, b);
+  uintptr_t x = b->link ^ pa_secrets.key;                  /* next ^ b */
+  /* mark 0 or 1 and next in b's slice: one or, one branch; the list's end
+     (x == b) fails the slice test and is popped out of line */
+  if (unlikely(((mark >> 1) | (x >> PA_SLICE_SHIFT)) != 0)) return span_pop_checked(s, b);
+  pa_block_t* next = (pa_block_t*)(x ^ (uintptr_t)b);
   s->free = next;
   /* the next malloc of this class reads that block's line: start loading
      it now, while the caller works (a prefetch of NULL is harmless) */

@@ -124,21 +124,19 @@ static uint64_t mix(uint64_t r) { r ^= r >> 31; r *= 0xbf58476d1ce4e5b9ULL; r ^=
 /* Random per process (see pa_free_mark, pa_link_set). getrandom does not
  * allocate; without entropy yet (early boot) the kernel's per-exec random
  * bytes, spread by a multiply-xorshift, stand in. Set once at init, before
- * any block exists, and inherited by a forked child with the heap. The
- * mark's secret has bit 63 set, so a mark is never a valid pointer; the
- * link key has bits 63 and 47 set, so a zeroed link (and a link decoded
- * from one written by a wild store) is never a user-space address. */
+ * any block exists, and inherited by a forked child with the heap. Bits 63
+ * and 47 are set: a mark is never a valid pointer, and a zeroed link (or a
+ * link decoded from one written by a wild store) is never a user-space
+ * address. */
 PA_HIDDEN void pa_free_mark_init(void) {
-  uint64_t r[2] = { 0, 0 };
-  if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
     const unsigned char* at = (const unsigned char*)getauxval(AT_RANDOM);
     uint64_t a = 0, b = 0;
     if (at != NULL) { memcpy(&a, at, 8); memcpy(&b, at + 8, 8); }
-    r[0] = mix(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)&r);
-    r[1] = mix(r[0] ^ b ^ 0x94d049bb133111ebULL);
+    r = mix(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)&r);
   }
-  pa_secrets.mark = (uintptr_t)(r[0] | (1ULL << 63));
-  pa_secrets.link = (uintptr_t)(r[1] | (1ULL << 63) | (1ULL << 47));
+  pa_secrets.key = (uintptr_t)(r | (1ULL << 63) | (1ULL << 47));
 }
 
 /* ---------------------------------------------------------------------------

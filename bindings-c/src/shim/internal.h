@@ -270,11 +270,11 @@ static inline pa_span_t* pa_span_of(pa_chunk_t* c, const void* p) {
  * learn it. The mark shares the block's first cache line with the link, so
  * it costs no extra memory access. */
 typedef struct pa_secrets_s {
-  uintptr_t mark;              /* the free mark's secret */
-  uintptr_t link;              /* the free-list links' key (pa_link_set) */
-} __attribute__((aligned(16))) pa_secrets_t;
+  uintptr_t key;               /* the free mark's secret and the links' key (pa_link_set):
+                                  one word, so malloc's pop loads it once */
+} pa_secrets_t;
 extern PA_HIDDEN pa_secrets_t pa_secrets;
-static inline uintptr_t pa_free_mark(const void* b) { return pa_secrets.mark ^ (uintptr_t)b; }
+static inline uintptr_t pa_free_mark(const void* b) { return pa_secrets.key ^ (uintptr_t)b; }
 /* Remote freers write the mark with bit 0 flipped, so the owner taking
  * remote frees in can tell a block it has freed itself since. */
 static inline uintptr_t pa_remote_mark(const void* b) { return pa_free_mark(b) ^ 1; }
@@ -285,17 +285,19 @@ static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mar
  * per process, high bits set), so what a block holds is never a pointer: an
  * overflow out of a neighbour or a write after free that lands on the link
  * decodes to an address far from the block, and every reader checks the
- * decoded link before following it. The malloc fast path's check costs an
- * xor and a shift: next ^ b, which the stored value gives by one xor with
- * the key, is below 2^16 when next lies in b's own 64 KiB slice — always so
- * for one-slice spans; the list's end (NULL) passes too; the rest (another
- * slice of a bigger span, or damage) goes out of line (pa_link_far) and is
- * checked against the span's bounds. A link that passes
+ * decoded link before following it. The malloc fast path's check costs a
+ * shift and an or, folded with the mark's test into one branch: next ^ b,
+ * which the stored value gives by one xor with the key, is below 2^16 when
+ * next lies in b's own 64 KiB slice — always so for one-slice spans; the
+ * rest (the list's end, another slice of a bigger span, or damage) goes out
+ * of line (span_pop_checked, pa_link_far) and is checked against the span's
+ * bounds. The key is the free mark's secret: a reader of freed memory
+ * learns either from a mark anyway, and one word is one load. A link that passes
  * points into the span, where the block's free mark (checked when malloc
  * takes it) catches one that is not a free block start. Cost and figures:
  * README. */
 static inline void pa_link_set(pa_block_t* b, const pa_block_t* next) {
-  uintptr_t v = (uintptr_t)next ^ (uintptr_t)b ^ pa_secrets.link;
+  uintptr_t v = (uintptr_t)next ^ (uintptr_t)b ^ pa_secrets.key;
   /* scalar: paired with the mark's store, the compiler would otherwise build
      both words in a vector register, slower than two xors on the free path */
   __asm__("" : "+r"(v));
@@ -303,7 +305,7 @@ static inline void pa_link_set(pa_block_t* b, const pa_block_t* next) {
 }
 /* The decoded link, not checked: only where the caller checks it. */
 static inline pa_block_t* pa_link_raw(const pa_block_t* b) {
-  return (pa_block_t*)(b->link ^ (uintptr_t)b ^ pa_secrets.link);
+  return (pa_block_t*)(b->link ^ (uintptr_t)b ^ pa_secrets.key);
 }
 PA_HIDDEN pa_block_t* pa_link_far(const struct pa_span_s* s, const pa_block_t* b);   /* free.c */
 /* next leaves b's 64 KiB slice and is not the list's end: one branch, not
@@ -314,16 +316,10 @@ static inline int pa_link_leaves_slice(const pa_block_t* b, const pa_block_t* ne
   __asm__("" : "+r"(far));               /* keep it a flag: the compiler would split the & into branches */
   return far & more;
 }
-/* malloc's pop: the mark is not 0 or 1, or the link leaves the slice. */
-static inline int pa_pop_suspect(uintptr_t mark, const pa_block_t* b, const pa_block_t* next) {
-  unsigned char bad = mark > 1;
-  __asm__("" : "+r"(bad));
-  return bad | pa_link_leaves_slice(b, next);
-}
 /* The link of b, a block on a list of span s: NULL or a block address in s
  * (else abort naming b). */
 static inline pa_block_t* pa_link_next(const struct pa_span_s* s, const pa_block_t* b) {
-  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.link ^ (uintptr_t)b);
+  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.key ^ (uintptr_t)b);
   if (unlikely(pa_link_leaves_slice(b, next))) return pa_link_far(s, b);
   return next;
 }
