@@ -1,5 +1,7 @@
 package dev.pinarena.registration;
 
+import dev.pinarena.registration.internal.RegisteredRanges;
+
 import java.util.IdentityHashMap;
 import java.util.Map;
 

@@ -1,5 +1,7 @@
 package dev.pinarena.registration;
 
+import dev.pinarena.registration.internal.Errno;
+
 /**
  * A call into the kernel or the RDMA stack failed. The message names the call, the errno (by name and
  * number) and the most likely fix, for example

@@ -5,7 +5,7 @@ import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.cache.CachedRegion;
 import dev.pinarena.registration.cache.RegistrationCache;
-import dev.pinarena.registration.os.Linux;
+import dev.pinarena.registration.os.internal.Linux;
 import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

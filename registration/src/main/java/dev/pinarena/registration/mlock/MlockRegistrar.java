@@ -4,7 +4,7 @@ import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.Registrar;
 import dev.pinarena.registration.RegistrationException;
-import dev.pinarena.registration.os.Linux;
+import dev.pinarena.registration.os.internal.Linux;
 import dev.pinarena.registration.os.MemlockLimit;
 
 /**

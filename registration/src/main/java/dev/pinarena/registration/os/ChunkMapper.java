@@ -1,6 +1,10 @@
 package dev.pinarena.registration.os;
 
-import dev.pinarena.registration.Errno;
+import dev.pinarena.registration.os.internal.LibC;
+
+import dev.pinarena.registration.os.internal.Linux;
+
+import dev.pinarena.registration.internal.Errno;
 import org.agrona.UnsafeApi;
 
 import java.util.ArrayList;

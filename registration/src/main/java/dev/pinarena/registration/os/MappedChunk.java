@@ -1,6 +1,8 @@
 package dev.pinarena.registration.os;
 
-import dev.pinarena.registration.RegisteredRanges;
+import dev.pinarena.registration.os.internal.Linux;
+
+import dev.pinarena.registration.internal.RegisteredRanges;
 import dev.pinarena.registration.Region;
 
 import java.util.List;

@@ -1,5 +1,7 @@
 package dev.pinarena.registration.os;
 
+import dev.pinarena.registration.os.internal.Linux;
+
 import dev.pinarena.registration.PinBudget;
 
 import java.io.IOException;

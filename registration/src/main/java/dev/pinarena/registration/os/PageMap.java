@@ -1,5 +1,7 @@
 package dev.pinarena.registration.os;
 
+import dev.pinarena.registration.os.internal.Linux;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;

@@ -1,7 +1,7 @@
 package dev.pinarena.registration.uring;
 
 import dev.pinarena.registration.Region;
-import dev.pinarena.registration.os.Linux;
+import dev.pinarena.registration.os.internal.Linux;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

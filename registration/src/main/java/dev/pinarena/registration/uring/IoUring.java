@@ -1,8 +1,8 @@
 package dev.pinarena.registration.uring;
 
 import dev.pinarena.registration.RegistrationException;
-import dev.pinarena.registration.os.LibC;
-import dev.pinarena.registration.os.Linux;
+import dev.pinarena.registration.os.internal.LibC;
+import dev.pinarena.registration.os.internal.Linux;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -24,7 +24,7 @@ import java.nio.ByteOrder;
  * <b>Twin</b>: {@code bindings-c/src/uring.c} implements the same rules in C. Change both, and keep the shared
  * scenario list in docs/ARCHITECTURE.md ("Twins") true of both test suites.
  */
-public final class IoUring implements AutoCloseable
+final class IoUring implements AutoCloseable
 {
     /** io_uring_register opcode: register a buffer table (with RSRC_REGISTER_SPARSE: empty slots). Linux 5.13+. */
     public static final int IORING_REGISTER_BUFFERS2 = 15;

@@ -1,5 +1,7 @@
 package dev.pinarena.registration.verbs;
 
+import dev.pinarena.registration.verbs.internal.LibIbverbs;
+
 import dev.pinarena.registration.RegistrationException;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Runtime;

@@ -7,7 +7,7 @@ package dev.pinarena.registration.verbs;
  * {@code offsetof}/{@code sizeof} from a C program compiled against that header. The structures are part of
  * the libibverbs ABI and have kept these layouts since {@code IBVERBS_1.1}.
  */
-public final class VerbsLayout
+final class VerbsLayout
 {
     /** {@code struct ibv_mr.context}: {@code struct ibv_context *}. */
     public static final int MR_CONTEXT_OFFSET = 0;

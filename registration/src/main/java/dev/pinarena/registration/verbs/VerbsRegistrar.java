@@ -1,7 +1,9 @@
 package dev.pinarena.registration.verbs;
 
+import dev.pinarena.registration.verbs.internal.LibIbverbs;
+
 import dev.pinarena.registration.Access;
-import dev.pinarena.registration.Errno;
+import dev.pinarena.registration.internal.Errno;
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.Registrar;

@@ -2,7 +2,7 @@ package dev.pinarena.registration.cache;
 
 import dev.pinarena.registration.Access;
 import dev.pinarena.registration.PinBudget;
-import dev.pinarena.registration.os.Linux;
+import dev.pinarena.registration.os.internal.Linux;
 import dev.pinarena.registration.uring.FixedBufferProbe;
 import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.agrona.BufferUtil;

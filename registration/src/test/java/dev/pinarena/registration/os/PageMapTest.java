@@ -1,5 +1,7 @@
 package dev.pinarena.registration.os;
 
+import dev.pinarena.registration.os.internal.Linux;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -67,7 +67,7 @@ final class VerbsProbeTest
             assertEquals(probe.reason(), open.getMessage());
             assertEquals(probe.reason(), assertThrows(RegistrationException.class, VerbsRegistrar::listDevices).getMessage());
         }
-        if (open.errno() == dev.pinarena.registration.Errno.ENOSYS)
+        if (open.errno() == dev.pinarena.registration.internal.Errno.ENOSYS)
         {
             assertEquals("ibv_get_device_list", open.call());
             assertTrue(open.getMessage().contains("no RDMA support"), open.getMessage());

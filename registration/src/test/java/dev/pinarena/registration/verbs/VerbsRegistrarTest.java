@@ -1,11 +1,11 @@
 package dev.pinarena.registration.verbs;
 
 import dev.pinarena.registration.Access;
-import dev.pinarena.registration.Errno;
+import dev.pinarena.registration.internal.Errno;
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.PinLimitExceededException;
 import dev.pinarena.registration.Region;
-import dev.pinarena.registration.RegisteredRanges;
+import dev.pinarena.registration.internal.RegisteredRanges;
 import dev.pinarena.registration.Registrar;
 import dev.pinarena.registration.RegistrarClosedException;
 import dev.pinarena.registration.RegistrationException;

@@ -1,4 +1,4 @@
-package dev.pinarena.registration.os;
+package dev.pinarena.registration.os.internal;
 
 import jnr.ffi.LibraryLoader;
 

@@ -1,4 +1,6 @@
-package dev.pinarena.registration;
+package dev.pinarena.registration.internal;
+
+import dev.pinarena.registration.Region;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -21,12 +23,22 @@ public final class RegisteredRanges
     {
     }
 
-    static synchronized void add(final Region region)
+    /**
+     * Record a live registration; only {@code Registrar} calls this, after the backend pinned the region.
+     *
+     * @param region the region just registered.
+     */
+    public static synchronized void add(final Region region)
     {
         BY_START.computeIfAbsent(region.address(), k -> new ArrayList<>(1)).add(region);
     }
 
-    static synchronized void remove(final Region region)
+    /**
+     * Forget a registration; only {@code Registrar} calls this, once the backend unpinned the region.
+     *
+     * @param region the region no longer registered.
+     */
+    public static synchronized void remove(final Region region)
     {
         final List<Region> list = BY_START.get(region.address());
         if (list != null)

@@ -1,4 +1,4 @@
-package dev.pinarena.registration;
+package dev.pinarena.registration.internal;
 
 /**
  * The errno values this project reacts to, and their names for messages. Values are Linux x86-64/arm64.

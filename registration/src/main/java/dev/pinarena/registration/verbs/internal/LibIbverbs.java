@@ -1,4 +1,4 @@
-package dev.pinarena.registration.verbs;
+package dev.pinarena.registration.verbs.internal;
 
 import jnr.ffi.Pointer;
 import jnr.ffi.annotations.In;
@@ -64,7 +64,7 @@ public interface LibIbverbs
      * {@code int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)}.
      *
      * @param context an open context.
-     * @param attr    at least {@link VerbsLayout#DEVICE_ATTR_SIZE} bytes.
+     * @param attr    at least {@code VerbsLayout.DEVICE_ATTR_SIZE} bytes.
      * @return 0, or an errno value.
      */
     @SaveError
@@ -73,7 +73,7 @@ public interface LibIbverbs
     /**
      * The exported {@code int ibv_query_port(struct ibv_context *, uint8_t, struct _compat_ibv_port_attr *)}.
      * It writes a full {@code struct ibv_port_attr}, so the buffer must be at least
-     * {@link VerbsLayout#PORT_ATTR_SIZE} bytes.
+     * {@code VerbsLayout.PORT_ATTR_SIZE} bytes.
      *
      * @param context an open context.
      * @param portNum port number, from 1.
