@@ -54,6 +54,10 @@ const char* su_so(void) {
 }
 
 int su_exec(char* const argv[], const char* const env[], char* out, size_t cap) {
+  return su_exec_prepared(argv, env, NULL, out, cap);
+}
+
+int su_exec_prepared(char* const argv[], const char* const env[], void (*prepare)(void), char* out, size_t cap) {
   int p[2];
   CHECK(pipe(p) == 0, "pipe");
   const char* so = su_so();
@@ -63,6 +67,7 @@ int su_exec(char* const argv[], const char* const env[], char* out, size_t cap) 
     dup2(p[1], 1); dup2(p[1], 2);
     setenv("LD_PRELOAD", so, 1);
     for (size_t i = 0; env && env[i]; i++) putenv((char*)env[i]);
+    if (prepare) prepare();
     execvp(argv[0], argv);
     _exit(127);
   }

@@ -14,5 +14,7 @@ su_result_t su_run(void (*fn)(void*), void* arg);
 void su_expect_abort(void (*fn)(void*), void* arg, const char* want, const void* ptr);
 /* Run argv with extra env (NULL-terminated "K=V" list) under LD_PRELOAD of the shim; capture out+err. */
 int su_exec(char* const argv[], const char* const env[], char* out, size_t cap);
+/* The same, calling prepare() in the child just before exec (limits, capabilities; it may _exit). */
+int su_exec_prepared(char* const argv[], const char* const env[], void (*prepare)(void), char* out, size_t cap);
 const char* su_so(void);
 #endif

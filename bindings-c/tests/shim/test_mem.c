@@ -303,39 +303,26 @@ TEST(shim_mem_eager_registers_when_mapped) {
  * Eager registration takes the budget first: the program's mlock fails. */
 #include <sys/prctl.h>
 #include <linux/capability.h>
+static void drop_pin_privilege(void) {
+  if (prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) != 0) _exit(120);   /* gone after exec */
+  struct rlimit rl = { 3 << 20, 3 << 20 };
+  if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) _exit(121);
+}
+
 static int mlock_program(const char* policy, char* out, size_t cap) {
-  int p[2];
-  CHECK(pipe(p) == 0, "pipe");
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(p[0]); dup2(p[1], 1); dup2(p[1], 2);
-    if (prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) != 0) _exit(120);   /* gone after exec */
-    struct rlimit rl = { 3 << 20, 3 << 20 };
-    if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) _exit(121);
-    setenv("LD_PRELOAD", su_so(), 1);
-    setenv("PINARENA_REGISTRAR", "mlock", 1);
-    setenv("PINARENA_REGISTER", policy, 1);
-    setenv("PINARENA_PAGES", "4k", 1);            /* mlock of hugetlb pages is not charged: ordinary pages */
-    execlp("python3", "python3", "-c",
-           "import ctypes, mmap, sys\n"
-           "libc = ctypes.CDLL(None, use_errno=True)\n"
-           "junk = [bytearray(100000) for _ in range(100)]\n"          /* a few chunks of heap */
-           "m = mmap.mmap(-1, 2 << 20)\n"
-           "a = ctypes.addressof(ctypes.c_char.from_buffer(m))\n"
-           "rc = libc.mlock(ctypes.c_void_p(a), ctypes.c_size_t(2 << 20))\n"
-           "print('mlock', rc, ctypes.get_errno())\n"
-           "sys.exit(0 if rc == 0 else 3)\n", (char*)NULL);
-    _exit(127);
-  }
-  close(p[1]);
-  size_t n = 0;
-  ssize_t k;
-  while (n < cap - 1 && (k = read(p[0], out + n, cap - 1 - n)) > 0) n += (size_t)k;
-  out[n] = 0;
-  close(p[0]);
-  int st;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  /* PINARENA_PAGES=4k: mlock of hugetlb pages is not charged, so ordinary pages */
+  const char* lazy[] = { "PINARENA_REGISTRAR=mlock", "PINARENA_REGISTER=lazy", "PINARENA_PAGES=4k", NULL };
+  const char* eager[] = { "PINARENA_REGISTRAR=mlock", "PINARENA_REGISTER=eager", "PINARENA_PAGES=4k", NULL };
+  char* const argv[] = { "python3", "-c",
+    "import ctypes, mmap, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "junk = [bytearray(100000) for _ in range(100)]\n"          /* a few chunks of heap */
+    "m = mmap.mmap(-1, 2 << 20)\n"
+    "a = ctypes.addressof(ctypes.c_char.from_buffer(m))\n"
+    "rc = libc.mlock(ctypes.c_void_p(a), ctypes.c_size_t(2 << 20))\n"
+    "print('mlock', rc, ctypes.get_errno())\n"
+    "sys.exit(0 if rc == 0 else 3)\n", NULL };
+  return su_exec_prepared(argv, strcmp(policy, "eager") == 0 ? eager : lazy, drop_pin_privilege, out, cap);
 }
 
 TEST(shim_mem_program_pin_budget_left_alone) {
