@@ -12,8 +12,9 @@
    Fast path
 --------------------------------------------------------------------------- */
 
-/* span_pop of a block that failed the fast test: its mark (abort), or a
- * link out of its slice (pa_link_far: checked against the span). */
+/* span_pop of a block that failed the fast test: its mark, checked exactly
+ * (abort), or its link, checked against the span (pa_link_next: the list's
+ * end, another slice of a bigger span, else abort). */
 static PA_NOINLINE void* span_pop_checked(pa_span_t* s, pa_block_t* b) {
   if ((b->mark ^ pa_free_mark(b)) > 1) pa_free_list_corrupt(b);
   s->free = pa_link_next(s, b);
@@ -28,16 +29,14 @@ static inline void* span_pop(pa_span_t* s) {
   pa_block_t* b = s->free;
   /* every listed block carries its mark: one without it was taken before
      (a second copy, freed twice) or written after free (free.c); and its
-     link is checked before anyone follows it (pa_link_next). Both tests
-     in one branch; the rest (a damaged block, the list's end, a link into
-     another slice of a bigger span) is a tail call, so the fast path needs
-     no frame */
-  uintptr_t mark = b->mark ^ pa_free_mark(b);            /* 0 or 1: local or remote mark */
-  uintptr_t x = b->link ^ pa_secrets.key;                  /* next ^ b */
-  /* mark 0 or 1 and next in b's slice: one or, one branch; the list's end
-     (x == b) fails the slice test and is popped out of line */
-  if (unlikely(((mark >> 1) | (x >> PA_SLICE_SHIFT)) != 0)) return span_pop_checked(s, b);
-  pa_block_t* next = (pa_block_t*)(x ^ (uintptr_t)b);
+     link is checked before anyone follows it. Both in one test: the mark,
+     decoded, must lie in the link's 64 KiB slice (internal.h, free-list
+     links) — a load, an xor with the key, one with the link, a shift, one
+     branch. The rest (the list's end, a damaged block, a link into another
+     slice of a bigger span) is a tail call, so the fast path needs no frame */
+  pa_block_t* next = pa_link_raw(b);
+  if (unlikely(((b->mark ^ pa_secrets.key ^ (uintptr_t)next) >> PA_SLICE_SHIFT) != 0))
+    return span_pop_checked(s, b);
   s->free = next;
   /* the next malloc of this class reads that block's line: start loading
      it now, while the caller works (a prefetch of NULL is harmless) */

@@ -121,13 +121,13 @@ PA_HIDDEN pa_secrets_t pa_secrets;
 
 static uint64_t mix(uint64_t r) { r ^= r >> 31; r *= 0xbf58476d1ce4e5b9ULL; r ^= r >> 29; return r; }
 
-/* Random per process (see pa_free_mark, pa_link_set). getrandom does not
- * allocate; without entropy yet (early boot) the kernel's per-exec random
- * bytes, spread by a multiply-xorshift, stand in. Set once at init, before
- * any block exists, and inherited by a forked child with the heap. Bits 63
- * and 47 are set: a mark is never a valid pointer, and a zeroed link (or a
- * link decoded from one written by a wild store) is never a user-space
- * address. */
+/* Random per process (see pa_free_mark and the free-list links, internal.h).
+ * getrandom does not allocate; without entropy yet (early boot) the kernel's
+ * per-exec random bytes, spread by a multiply-xorshift, stand in. Set once
+ * at init, before any block exists, and inherited by a forked child with the
+ * heap. Bit 63 set: a mark is never a valid pointer, and a cleared mark (0)
+ * never passes malloc's fused test (the key's bit 63 survives the xor with
+ * a user-space link). */
 PA_HIDDEN void pa_free_mark_init(void) {
   uint64_t r = 0;
   if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
@@ -136,7 +136,7 @@ PA_HIDDEN void pa_free_mark_init(void) {
     if (at != NULL) { memcpy(&a, at, 8); memcpy(&b, at + 8, 8); }
     r = mix(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)&r);
   }
-  pa_secrets.key = (uintptr_t)(r | (1ULL << 63) | (1ULL << 47));
+  pa_secrets.key = (uintptr_t)(r | (1ULL << 63));
 }
 
 /* ---------------------------------------------------------------------------

@@ -67,9 +67,9 @@
 
 /* ------------------------------------------------------------------------- */
 
-/* A free block (every block is at least 16 bytes): the list link, stored
- * encoded (pa_link_set), and the free mark while it sits on any free list
- * (pa_free_mark). */
+/* A free block (every block is at least 16 bytes): the list link (checked
+ * before it is followed, pa_link_next), and the free mark while it sits on
+ * any free list (pa_free_mark). */
 typedef struct pa_block_s {
   uintptr_t          link;
   uintptr_t          mark;
@@ -270,8 +270,7 @@ static inline pa_span_t* pa_span_of(pa_chunk_t* c, const void* p) {
  * learn it. The mark shares the block's first cache line with the link, so
  * it costs no extra memory access. */
 typedef struct pa_secrets_s {
-  uintptr_t key;               /* the free mark's secret and the links' key (pa_link_set):
-                                  one word, so malloc's pop loads it once */
+  uintptr_t key;               /* the free mark's secret (pa_free_mark) */
 } pa_secrets_t;
 extern PA_HIDDEN pa_secrets_t pa_secrets;
 static inline uintptr_t pa_free_mark(const void* b) { return pa_secrets.key ^ (uintptr_t)b; }
@@ -281,32 +280,41 @@ static inline uintptr_t pa_remote_mark(const void* b) { return pa_free_mark(b) ^
 /* b carries a free mark, local or remote. */
 static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mark(b)) <= 1; }
 
-/* Free-list links. A block's link is stored as next ^ b ^ key (key random
- * per process, high bits set), so what a block holds is never a pointer: an
- * overflow out of a neighbour or a write after free that lands on the link
- * decodes to an address far from the block, and every reader checks the
- * decoded link before following it. The malloc fast path's check costs a
- * shift and an or, folded with the mark's test into one branch: next ^ b,
- * which the stored value gives by one xor with the key, is below 2^16 when
- * next lies in b's own 64 KiB slice — always so for one-slice spans; the
- * rest (the list's end, another slice of a bigger span, or damage) goes out
- * of line (span_pop_checked, pa_link_far) and is checked against the span's
- * bounds. The key is the free mark's secret: a reader of freed memory
- * learns either from a mark anyway, and one word is one load. A link that passes
- * points into the span, where the block's free mark (checked when malloc
- * takes it) catches one that is not a free block start. Cost and figures:
- * README. */
+/* Free-list links. A block's first word is the address of the next block on
+ * its list (or NULL), and no reader follows it unchecked: a link must stay
+ * in the span of the list it belongs to, where every block a link can reach
+ * has its own free mark checked before malloc hands it out. So an overflow
+ * out of a neighbour or a write after free that lands on a link either
+ * aborts (`malloc(): corrupted free list`) or, if it happens to point into
+ * the same span, leads to a word that must be that block's free mark — which
+ * takes the secret — else malloc aborts there; a damaged link is never
+ * followed out of its span, and a block is never handed out twice.
+ *
+ * malloc's pop tests the mark and the link in one shift and one branch, no
+ * more instructions than the mark test alone: (mark ^ key ^ next) >> 16 is
+ * 0 exactly when the mark decodes to an address in next's 64 KiB slice;
+ * with b's own mark that address is b (or b ^ 1), so next lies in b's slice
+ * (always so within a one-slice span). A mark that is not b's — the block was
+ * taken already (mark 0, the key's bit 63 survives) or written after free —
+ * fails, except for program data that equals the key within 16 bits: chance
+ * 2^-48. What fails goes out of line (span_pop_checked), which checks the
+ * mark exactly and the link against the span's bounds: the list's end (NULL
+ * is not in b's slice), a link into another slice of a bigger span, or
+ * damage. The remote and delayed lists are checked the same way when the
+ * owner takes them in. Links are stored plain, not encoded with a key: a key
+ * would put one more xor on the chain from one malloc of a class to the next
+ * (measured +2 to +3 %, README), and the span bound plus the keyed mark on
+ * every block a link reaches already keep a forged link from handing out
+ * anything. Cost and figures: README. */
 static inline void pa_link_set(pa_block_t* b, const pa_block_t* next) {
-  uintptr_t v = (uintptr_t)next ^ (uintptr_t)b ^ pa_secrets.key;
+  uintptr_t v = (uintptr_t)next;
   /* scalar: paired with the mark's store, the compiler would otherwise build
-     both words in a vector register, slower than two xors on the free path */
+     both words in a vector register, slower than two stores on the free path */
   __asm__("" : "+r"(v));
   b->link = v;
 }
-/* The decoded link, not checked: only where the caller checks it. */
-static inline pa_block_t* pa_link_raw(const pa_block_t* b) {
-  return (pa_block_t*)(b->link ^ (uintptr_t)b ^ pa_secrets.key);
-}
+/* The link, not checked: only where the caller checks it. */
+static inline pa_block_t* pa_link_raw(const pa_block_t* b) { return (pa_block_t*)b->link; }
 PA_HIDDEN pa_block_t* pa_link_far(const struct pa_span_s* s, const pa_block_t* b);   /* free.c */
 /* next leaves b's 64 KiB slice and is not the list's end: one branch, not
  * two (in a program that frees and allocates a class by turns the list
@@ -319,7 +327,7 @@ static inline int pa_link_leaves_slice(const pa_block_t* b, const pa_block_t* ne
 /* The link of b, a block on a list of span s: NULL or a block address in s
  * (else abort naming b). */
 static inline pa_block_t* pa_link_next(const struct pa_span_s* s, const pa_block_t* b) {
-  pa_block_t* next = (pa_block_t*)(b->link ^ pa_secrets.key ^ (uintptr_t)b);
+  pa_block_t* next = pa_link_raw(b);
   if (unlikely(pa_link_leaves_slice(b, next))) return pa_link_far(s, b);
   return next;
 }

@@ -5,6 +5,7 @@
 #include "child.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,6 +66,45 @@ TEST(shim_corrupt_overflow_into_free_link) {
   CHECK(!(r.signaled && r.sig == 11), "the wild link was followed: SIGSEGV, no message");
   su_expect_abort(overflow_into_link, p, "corrupted free list", victim);
   free(keep);
+}
+
+/* The overflow writes a pointer that stays inside the span: the address of
+ * a live block of the same span (what a program's own data often holds).
+ * The link passes the bounds, so malloc's second pop reaches the live
+ * block; its words are program data, not a free mark, and malloc must abort
+ * there instead of handing the live block out a second time. */
+static char* live;
+static void overflow_link_into_own_span(void* arg) {
+  char* p = arg;
+  memset(live, 'C', 48);                      /* the live block's words: program data */
+  memset(p, 'A', 48);
+  memcpy(p + 48, &live, sizeof(live));        /* victim's link := a live block of the span */
+  void* a = malloc(48);
+  void* b = malloc(48);
+  if (a == live || b == live) _exit(4);       /* a live block handed out twice */
+  _exit(0);
+}
+
+TEST(shim_corrupt_overflow_link_into_own_span) {
+  char* p = malloc(48);
+  victim = malloc(48);
+  live = malloc(48);
+  CHECK(victim == p + 48 && live == victim + 48, "consecutive blocks of one class: %p %p %p",
+        (void*)p, (void*)victim, (void*)live);
+  free(victim);
+  su_result_t r = su_run(overflow_link_into_own_span, p);
+  CHECK(r.status != 4 || r.signaled, "the live block %p was handed out a second time", (void*)live);
+  CHECK(!(r.signaled && r.sig == 11), "SIGSEGV, no message");
+  CHECK(r.signaled && r.sig == 6, "expected an abort, got signaled=%d sig=%d status=%d", r.signaled, r.sig, r.status);
+  /* malloc stops at the link (corrupted free list, naming victim) or at the
+     block it leads to (its mark is program data: write after free, naming live) */
+  char want_live[32], want_victim[32];
+  snprintf(want_live, sizeof(want_live), "%p", (void*)live);
+  snprintf(want_victim, sizeof(want_victim), "%p", (void*)victim);
+  CHECK((strstr(r.err, "write after free") != NULL && strstr(r.err, want_live) != NULL) ||
+        (strstr(r.err, "corrupted free list") != NULL && strstr(r.err, want_victim) != NULL), "message: '%s'", r.err);
+  NOTE("%s", strtok(r.err, "\n"));
+  free(live);
 }
 
 /* The same overflow into a block freed by another thread (on the span's
