@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ab.sh BENCH LABEL=SO [LABEL=SO ...] — two or more builds of libpinarena.so against each other, in one run:
+# ab.sh BENCH LABEL=SO[,VAR=VALUE...] [...] — two or more builds of libpinarena.so against each other, in one run:
 # ROUNDS (default 15) rounds per workload, each round one run of every build in an order that rotates
 # per round (so a burst of load from elsewhere on the machine does not land on one build), then per
 # workload and build: median, min and max of the wall time and of the CPU time (user + sys), and the
@@ -8,16 +8,19 @@
 # shared machine: a run that waits for a CPU is slower in wall time but not in CPU time (prodcons and
 # larson spin-wait a little, so their CPU time also counts waiting).
 #   ROUNDS=21 WORKLOADS="churn prodcons" ./ab.sh build/pinarena-bench before=/tmp/a/libpinarena.so after=...
-# Raw runs go to $OUT (default ab.csv): workload,build,round,wall_s,cpu_s.
+# VAR=VALUE after the path: environment for that build's runs (e.g. ,PINARENA_PAGES=hugetlb, to compare
+# builds on the same page backing). Raw runs go to $OUT (default ab.csv): workload,build,round,wall_s,cpu_s.
 set -euo pipefail
 BENCH=$1; shift
 WORKLOADS=${WORKLOADS:-churn prodcons larson}
 ROUNDS=${ROUNDS:-15}
 OUT=${OUT:-ab.csv}
-LABELS=() SOS=()
+LABELS=() SOS=() ENVS=()
 for spec in "$@"; do
-  LABELS+=("${spec%%=*}") SOS+=("${spec#*=}")
-  [ -e "${spec#*=}" ] || { echo "ab.sh: ${spec#*=} is missing" >&2; exit 1; }
+  rest=${spec#*=} env=
+  case $rest in *,*) env=${rest#*,}; rest=${rest%%,*} ;; esac
+  LABELS+=("${spec%%=*}") SOS+=("$rest") ENVS+=("${env//,/ }")
+  [ -e "$rest" ] || { echo "ab.sh: $rest is missing" >&2; exit 1; }
 done
 n=${#LABELS[@]}
 [ "$n" -ge 2 ] || { echo "usage: ab.sh BENCH REF=so OTHER=so [...]" >&2; exit 2; }
@@ -27,7 +30,8 @@ for w in $WORKLOADS; do
   for r in $(seq 1 "$ROUNDS"); do
     for i in $(seq 0 $((n - 1))); do
       k=$(( (i + r) % n ))
-      { time LD_PRELOAD="${SOS[$k]}" "$BENCH" "$w" > "$OUT.run"; } 2> "$OUT.time"
+      # shellcheck disable=SC2086  # ENVS: words VAR=VALUE
+      { time env ${ENVS[$k]} LD_PRELOAD="${SOS[$k]}" "$BENCH" "$w" > "$OUT.run"; } 2> "$OUT.time"
       read -r _ t _ < "$OUT.run"
       read -r u s < "$OUT.time"
       echo "$w,${LABELS[$k]},$r,$t,$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.3f", u + s}')" >> "$OUT"

@@ -290,9 +290,9 @@ static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mar
  * takes the secret — else malloc aborts there; a damaged link is never
  * followed out of its span, and a block is never handed out twice.
  *
- * malloc's pop tests the mark and the link in one shift and one branch, no
- * more instructions than the mark test alone: (mark ^ key ^ next) >> 16 is
- * 0 exactly when the mark decodes to an address in next's 64 KiB slice;
+ * malloc's pop tests the mark and the link with one compare and branch, no
+ * more instructions than the mark test alone: mark ^ key ^ next < 2^16
+ * exactly when the mark decodes to an address in next's 64 KiB slice;
  * with b's own mark that address is b (or b ^ 1), so next lies in b's slice
  * (always so within a one-slice span). A mark that is not b's — the block was
  * taken already (mark 0, the key's bit 63 survives) or written after free —
