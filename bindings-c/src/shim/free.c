@@ -293,7 +293,11 @@ PA_HIDDEN void pa_free(void* p) {
   uintptr_t a = (uintptr_t)p;
   /* above the address space, or not 16-aligned (blocks start on 16-byte
      boundaries), or no span table (all ones): one test */
-  if (unlikely(a & pa_free_fast_mask)) { free_generic(p); return; }
+  uintptr_t mask = pa_free_fast_mask;
+  /* a register: the compiler would and with the memory operand, a µop more
+     than a test that fuses with its branch (about 1.5 % on churn, README) */
+  __asm__("" : "+r"(mask));
+  if (unlikely(a & mask)) { free_generic(p); return; }
   uintptr_t first = atomic_load_explicit(&pa_span_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   /* 0: not ours (NULL included), or a huge chunk */
   if (unlikely(first == 0)) { free_generic(p); return; }
