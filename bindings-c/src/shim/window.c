@@ -197,8 +197,10 @@ int pa_wpool_open(pa_wpool_t** out, const pa_rv_t* rv, struct ibv_pd* pd, int ty
     return rc;
   }
   if (probe && type == IBV_MW_TYPE_1 && (rc = probe_bounds(w, why)) != 0) {
-    /* the windows already made stay in the ring: the pool is abandoned whole */
-    rv->destroy_qp(w->qp); rv->destroy_cq(w->cq);
+    /* The probe's window is back in the ring (revoked) or destroyed: the
+       pool goes whole, so nothing of it is left on the caller's PD (a PD
+       with a window on it cannot be deallocated). */
+    pa_wpool_close(w);
     return rc;
   }
   *out = w;
@@ -290,6 +292,8 @@ void pa_wpool_close(pa_wpool_t* w) {
   while (w->head != w->tail) ibv_dealloc_mw(w->ring[w->head++ % WP_RING]);
   w->rv->destroy_qp(w->qp);
   w->rv->destroy_cq(w->cq);
+  syscall(SYS_munmap, w->ring, WP_RING * sizeof(*w->ring));
+  syscall(SYS_munmap, w, sizeof(*w));
 }
 
 void pa_wpool_drop(pa_wpool_t* w, struct ibv_mw* mw) { discard(w, mw); }
