@@ -161,6 +161,7 @@ static void heap_thread_done(void* arg) {
 
 
 static void fork_prepare(void) {
+  pa_remote_atfork_prepare();           /* first: held while the locks below are taken */
   pthread_mutex_lock(&pa_reg_lock);
   pthread_mutex_lock(&pa_heap_lock);
   pthread_mutex_lock(&pa_chunk_lock);
@@ -172,9 +173,11 @@ static void fork_parent(void) {
   pthread_mutex_unlock(&pa_chunk_lock);
   pthread_mutex_unlock(&pa_heap_lock);
   pthread_mutex_unlock(&pa_reg_lock);
+  pa_remote_atfork_parent();
 }
 
 static void fork_child(void) {
+  pa_remote_atfork_child();
   pthread_mutex_init(&pa_chunk_lock, NULL);
   pthread_mutex_init(&pa_heap_lock, NULL);
   pthread_mutex_init(&pa_reg_lock, NULL);

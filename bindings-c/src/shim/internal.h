@@ -438,6 +438,9 @@ PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before un
 PA_HIDDEN void  pa_register_atfork_prepare(void);     /* locks held: unpin io_uring chunks */
 PA_HIDDEN void  pa_register_atfork_parent(void);      /* locks held: pin them again, same keys */
 PA_HIDDEN void  pa_register_atfork_child(void);
+PA_HIDDEN void  pa_remote_atfork_prepare(void);       /* remote.c: its lock, held across fork */
+PA_HIDDEN void  pa_remote_atfork_parent(void);
+PA_HIDDEN void  pa_remote_atfork_child(void);
 PA_HIDDEN const char* pa_registrar_name(void);
 PA_HIDDEN void  pa_register_check(void);              /* notice a lost io_uring ring (stats) */
 PA_HIDDEN int   pa_register_set_pd(void* pd);
