@@ -127,23 +127,7 @@ class RemoteKeysSoftRoceTest
         assertAll(before, 'B', "the buffer before");
         assertAll(after, 'A', "the buffer after");
 
-        // free: the key dies before the bytes are zeroed and handed out again
-        arena.free(buffer);
-        assertAll(buffer, 0, "the freed buffer");
-        denied(buffer, SIZE, key, "a freed buffer with its old key");
-        denied(buffer, 1, key, "the first byte of a freed buffer with its old key");
-        final long again = arena.allocateRemote(SIZE);
-        assertEquals(buffer, again, "the freed memory is handed to the next buffer");
-        final int newKey = arena.rkey(again);
-        assertNotEquals(key, newKey, "a new key for the new buffer");
-        fill(again, 'N');
-        denied(again, SIZE, key, "the new buffer with the old buffer's key");
-        assertAll(again, 'N', "the new buffer after the old key's attempts");
-        assertEquals(RdmaPeer.SUCCESS, peer.read(again, SIZE, newKey), "the new buffer with its own key");
-        for (int i = 0; i < SIZE; i++)
-        {
-            assertEquals((byte)'N', peer.local().getByte(i), "byte " + i + " of the new buffer");
-        }
+        final long again = freeThenReuse(buffer, key);
         assertThrows(NoRemoteKeyException.class, () -> arena.rkey(again + 64), "an interior address has no key");
         arena.free(again);
         arena.free(before);
@@ -194,25 +178,37 @@ class RemoteKeysSoftRoceTest
         final int past = peer.read(buffer + SIZE, 1, key);
         System.out.println("READ one byte past a window with its key: status " + past + " (the device " +
             (past == RdmaPeer.SUCCESS ? "does NOT enforce" : "enforces") + " window bounds)");
+        final long again = freeThenReuse(buffer, key);
+        assertAll(neighbour, 'Z', "the neighbour");
+        arena.free(again);
+        arena.free(neighbour);
+    }
+
+    /**
+     * Frees the buffer and checks that its key died before the bytes were zeroed and handed to the next
+     * buffer, which gets a new key that works and the old one does not.
+     *
+     * @return the new buffer, at the freed one's address.
+     */
+    private long freeThenReuse(final long buffer, final int key)
+    {
         arena.free(buffer);
         assertAll(buffer, 0, "the freed buffer");
-        denied(buffer, SIZE, key, "a freed buffer with its revoked window key");
-        denied(buffer, 1, key, "the first byte of a freed buffer with its revoked window key");
+        denied(buffer, SIZE, key, "a freed buffer with its old key");
+        denied(buffer, 1, key, "the first byte of a freed buffer with its old key");
         final long again = arena.allocateRemote(SIZE);
         assertEquals(buffer, again, "the freed memory is handed to the next buffer");
         final int newKey = arena.rkey(again);
-        assertNotEquals(key, newKey, "a fresh key");
+        assertNotEquals(key, newKey, "a new key for the new buffer");
         fill(again, 'N');
-        denied(again, SIZE, key, "the new buffer with the old owner's revoked key");
+        denied(again, SIZE, key, "the new buffer with the old buffer's key");
         assertAll(again, 'N', "the new buffer after the old key's attempts");
-        assertEquals(RdmaPeer.SUCCESS, peer.read(again, SIZE, newKey), "the new buffer with its window key");
+        assertEquals(RdmaPeer.SUCCESS, peer.read(again, SIZE, newKey), "the new buffer with its own key");
         for (int i = 0; i < SIZE; i++)
         {
             assertEquals((byte)'N', peer.local().getByte(i), "byte " + i + " of the new buffer");
         }
-        assertAll(neighbour, 'Z', "the neighbour");
-        arena.free(again);
-        arena.free(neighbour);
+        return again;
     }
 
     private void denied(final long address, final int length, final int key, final String what)
