@@ -60,9 +60,17 @@ static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
   pa_fatal_ptr("free(): double free detected for pointer", p);
 }
 
+static int fork_ignores_free(const pa_span_t* s);
+
 /* The fast path's ways out to an abort. noipa: the compiler must not learn
  * that they never return, so they stay tail jumps and free needs no frame. */
-static __attribute__((noinline, noipa, cold)) void free_bad(void* p) { bad_pointer(p, "free"); }
+static __attribute__((noinline, noipa, cold)) void free_bad(void* p) {
+  if (pa_forked_child) {                  /* a block carved after its span's page was copied */
+    pa_span_t* s = pa_span_of(pa_chunk_of(p), p);
+    if (fork_ignores_free(s)) return;
+  }
+  bad_pointer(p, "free");
+}
 static __attribute__((noinline, noipa, cold)) void free_twice_in_a_row(void* p) { double_free(p); }
 
 PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_list_corrupt(const void* b) {
@@ -181,7 +189,16 @@ static int block_is_free(pa_span_t* s, const pa_block_t* b) {
    Remote free
 --------------------------------------------------------------------------- */
 
+/* In a forked child, a block of a heap another thread of the parent owned
+ * (heap.c, "fork"): its page may have been copied at another moment than
+ * the program's pointer to it, so it is neither read nor written; the
+ * memory stays out of use in the child. */
+static PA_COLD int fork_ignores_free(const pa_span_t* s) {
+  return pa_forked_child && s->heap != NULL && s->heap->left_in_parent;
+}
+
 static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
+  if (unlikely(pa_forked_child) && fork_ignores_free(s)) return;
   if (unlikely(pa_marked(b))) double_free(b);         /* the owner's lists are not ours to walk */
   b->mark = pa_remote_mark(b);
   pa_heap_t* me = pa_heap;

@@ -188,6 +188,8 @@ typedef struct pa_heap_s {
   struct pa_heap_s*  next_all;
   struct pa_heap_s*  next_abandoned;
   int                live;              /* owned by a thread */
+  int                left_in_parent;    /* in a forked child: owned by another thread of the parent
+                                           (heap.c, "fork"): never owned here, frees into it ignored */
 } pa_heap_t;
 
 /* ------------------------------------------------------------------------- */
@@ -231,6 +233,7 @@ extern PA_HIDDEN pa_chunk_t* pa_chunks;        /* regular chunks */
 extern PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks (next_free) */
 extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
+extern PA_HIDDEN int pa_forked_child;        /* this process is a forked child (heap.c, "fork") */
 
 typedef struct pa_gstats_s {
   _Atomic uint64_t chunks, chunk_bytes, huge_chunks, huge_bytes;
