@@ -25,6 +25,7 @@
 
 static _Atomic int stop;
 static _Atomic(char*) handoff[64];
+static _Atomic(char*) handoff_big[8];         /* large (span of slices) and huge (own chunk) objects */
 
 static void* churn(void* arg) {
   unsigned seed = (unsigned)(uintptr_t)arg;
@@ -39,6 +40,12 @@ static void* churn(void* arg) {
     char* mine = malloc(48);
     char* theirs = atomic_exchange(&handoff[(seed >> 4) & 63], mine);
     free(theirs);
+    if ((seed >> 20) % 512 == 0) {            /* now and then a large or a huge one */
+      size_t big = (seed >> 26) % 4 == 0 ? (size_t)3 << 20 : (size_t)(96 + (seed >> 8) % 160) << 10;
+      char* b = malloc(big);
+      b[0] = 1; b[big - 1] = 2;
+      free(atomic_exchange(&handoff_big[(seed >> 14) & 7], b));
+    }
   }
   for (size_t k = 0; k < KEEP; k++) free(keep[k]);
   return NULL;
@@ -49,19 +56,20 @@ static void* churn(void* arg) {
  * regions does): pinned pages the shim did not pin and cannot suspend, the
  * case of verbs memory regions, on a host without an RDMA device. Before
  * each fork every chunk holding a block the threads pass around is pinned
- * once. */
+ * once (the allocator's structures at least: a huge object's header, a
+ * regular chunk whole). */
 static pa_uring_t own_ring;
-static uintptr_t own_pinned[64];
+static uintptr_t own_pinned[256];
 static int own_npinned;
 
-static void pin_chunk_of(const void* p) {
+static void pin_chunk_of(const void* p, size_t most) {
   pinarena_region_t r;
   int rc = pinarena_lookup(p, 1, &r);
   if (p == NULL || (rc != 0 && rc != -ENODATA)) return;
   for (int i = 0; i < own_npinned; i++) if (own_pinned[i] == (uintptr_t)r.base) return;
-  if (own_npinned == 64) return;
+  if (own_npinned == 256) return;
   pa_uring_reg_t reg;
-  if (pa_uring_register(&own_ring, r.base, r.length, &reg) != 0) { fprintf(stderr, "program pin failed\n"); exit(100); }
+  if (pa_uring_register(&own_ring, r.base, r.length < most ? r.length : most, &reg) != 0) { fprintf(stderr, "program pin failed\n"); exit(100); }
   own_pinned[own_npinned++] = (uintptr_t)r.base;
 }
 
@@ -84,7 +92,12 @@ static int fork_loop(int forks, int program_pins) {
   int failed = 0, first_status = 0;
   char first_err[256] = "";
   for (int f = 0; f < forks; f++) {
-    if (program_pins) for (int i = 0; i < 64; i++) pin_chunk_of(atomic_load(&handoff[i]));
+    if (program_pins) {
+      for (int i = 0; i < 64; i++) pin_chunk_of(atomic_load(&handoff[i]), SIZE_MAX);
+      /* a big object's region: its first 256 KiB, with the allocator's
+         structures (every fork copies what is pinned) */
+      for (int i = 0; i < 8; i++) pin_chunk_of(atomic_load(&handoff_big[i]), 256u << 10);
+    }
     int ep[2];
     if (pipe(ep) != 0) { perror("pipe"); return 100; }
     pid_t pid = fork();
@@ -96,6 +109,7 @@ static int fork_loop(int forks, int program_pins) {
         free(inherited[i]);
       }
       for (int i = 0; i < 64; i++) free(atomic_load(&handoff[i]));   /* blocks other threads own */
+      for (int i = 0; i < 8; i++) free(atomic_load(&handoff_big[i]));
       void* v[2000];
       for (int i = 0; i < 2000; i++) { v[i] = malloc((size_t)(i % 40) * 24 + 8); memset(v[i], 3, (size_t)(i % 40) * 24 + 8); }
       for (int i = 0; i < 2000; i++) free(v[i]);
