@@ -1,11 +1,13 @@
 /* test_fork_threads.c — fork from a program whose other threads keep
  * allocating: the child must get a consistent heap whatever the registrar.
  * Three threads malloc and free (small blocks, some freed by another
- * thread) while the main thread forks; each child checks and frees the
- * blocks it inherited, allocates, and exits. Pinned chunks are copied into
- * the child eagerly at fork (FORK.md), so the copy must not race the other
- * threads' writes. Each registrar runs in a process of its own (the
- * registrar is chosen from the environment at start-up). */
+ * thread, now and then large and huge ones) while the main thread forks;
+ * each child checks and frees the blocks it inherited and those the
+ * threads were passing around, allocates, and exits. Pinned chunks are
+ * copied into the child one by one at fork while the threads run
+ * (FORK.md): the child must still find a consistent heap. Each registrar
+ * runs in a process of its own (the registrar is chosen from the
+ * environment at start-up). */
 #include "child.h"
 #include "../../src/uring.h"
 
