@@ -188,7 +188,7 @@ static void fork_parent(void) {
  *   - the other threads' heaps (live or abandoned: a remote free may have
  *     been half-way into an abandoned one) are never owned, adopted or
  *     reclaimed in the child, and a free of a block of theirs is ignored
- *     without reading the block (free.c, pa_fork_ignores_free): its mark
+ *     without reading the block (free.c, fork_ignores_free): its mark
  *     and its span may be as of another moment than the program's pointer;
  *   - the forking thread's own heap keeps its local lists (only it wrote
  *     them, and it was in fork) but forgets the blocks other threads had
