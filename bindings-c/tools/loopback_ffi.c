@@ -6,11 +6,18 @@
  *                                  registered destination buffer of dst_len
  *   pa_vl_write(h, src, len, lkey) RDMA WRITE src (lkey from the caller's MR)
  *                                  into the destination; 0 or -errno
+ *   pa_vl_rdma(h, op, len, remote, rkey)
+ *                                  as a peer holding rkey: RDMA READ (op 0) of
+ *                                  len bytes at remote into the destination
+ *                                  buffer, or RDMA WRITE (op 1) of its first
+ *                                  len bytes to remote; the completion status
+ *                                  (0 = success, 10 = remote access error) or
+ *                                  -errno
  *   pa_vl_dst(h)                   the destination's address (compare there)
  *   pa_vl_close(h)
  *
  * A failed completion leaves the QPs in the error state; the next write
- * reconnects a fresh pair first. */
+ * or rdma reconnects a fresh pair first. */
 #include "verbs_pair.h"
 
 #include <errno.h>
@@ -53,18 +60,32 @@ EXPORT pa_vl_t* pa_vl_open(struct ibv_pd* pd, size_t dst_len) {
   return h;
 }
 
+static int reconnect_if_broken(pa_vl_t* h) {
+  if (!h->broken) return 0;
+  pa_vp_close(&h->vp);
+  int rc = pa_vp_open_on(&h->vp, h->pd);
+  if (rc) return rc;
+  h->broken = 0;
+  return 0;
+}
+
 EXPORT void* pa_vl_dst(pa_vl_t* h) { return h->dst; }
 
 EXPORT int pa_vl_write(pa_vl_t* h, const void* src, uint32_t len, uint32_t lkey) {
   if (len > h->dst_len) return -EINVAL;
-  if (h->broken) {
-    pa_vp_close(&h->vp);
-    int rc = pa_vp_open_on(&h->vp, h->pd);
-    if (rc) return rc;
-    h->broken = 0;
-  }
+  int rc = reconnect_if_broken(h);
+  if (rc) return rc;
   memset(h->dst, 0xEE, len);                        /* poison: a write that moves nothing cannot pass */
-  int rc = pa_vp_write(&h->vp, src, len, lkey, h->dst, h->dst_mr->rkey);
+  rc = pa_vp_write(&h->vp, src, len, lkey, h->dst, h->dst_mr->rkey);
   if (rc == -EIO) h->broken = 1;
   return rc;
+}
+
+EXPORT int pa_vl_rdma(pa_vl_t* h, int op, uint32_t len, uint64_t remote, uint32_t rkey) {
+  if (len > h->dst_len || (op != 0 && op != 1)) return -EINVAL;
+  int rc = reconnect_if_broken(h);
+  if (rc) return rc;
+  int st = pa_vp_rdma(&h->vp, op == 0 ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE, h->dst, len, h->dst_mr->lkey, remote, rkey);
+  if (st != IBV_WC_SUCCESS) h->broken = 1;
+  return st;
 }

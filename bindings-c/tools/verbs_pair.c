@@ -1,6 +1,7 @@
 /* verbs_pair.c — RC loopback queue pairs (see verbs_pair.h). Soft-RoCE ports
  * are Ethernet: the pair is addressed by GID, an IPv4-mapped one preferred. */
 #include "verbs_pair.h"
+#include "rc_connect.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,32 +65,9 @@ static struct ibv_qp* create_qp(pa_vp_t* p) {
 }
 
 static int connect_qp(pa_vp_t* p, struct ibv_qp* qp, uint32_t remote_qpn) {
-  struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = PORT,
-    .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return -errno;
-
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = remote_qpn;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = p->gid;          /* loopback: the peer is this port */
-  a.ah_attr.grh.sgid_index = (uint8_t)p->gid_index;
-  a.ah_attr.grh.hop_limit = 1;
-  a.ah_attr.port_num = PORT;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) return -errno;
-
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                              IBV_QP_MAX_QP_RD_ATOMIC)) return -errno;
+  /* loopback: the peer is this port */
+  if (pa_rc_connect(ibv_modify_qp, qp, PORT, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+                    remote_qpn, &p->gid, p->gid_index) != 0) return -errno;
   return 0;
 }
 

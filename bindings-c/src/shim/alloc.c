@@ -161,13 +161,11 @@ static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   size_t bs = pa_class_size[cls];
   size_t bytes = (4 * bs + PA_SLICE - 1) & ~(PA_SLICE - 1);      /* one slice, or room for 4 blocks */
   pa_reclaim_orphans_if_freed();             /* memory freed into dead threads' heaps first */
-  pa_span_t* s = pa_span_alloc(bytes >> PA_SLICE_SHIFT, 0);
+  pa_span_t* s = pa_span_alloc(bytes >> PA_SLICE_SHIFT, 0, PA_SPAN_SMALL, h);
   if (s == NULL) return NULL;
-  s->kind = PA_SPAN_SMALL;
   s->cls = (uint8_t)cls;
   s->bsize = (uint32_t)bs;
   s->divm = UINT64_MAX / bs + 1;             /* see block_in_span (free.c) */
-  s->heap = h;
   if (unlikely(s->scar)) {
     /* A large object started here once. Its pointer may still be freed by
        mistake (a stale free); were a small block to start at the same
@@ -227,10 +225,8 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
     size_t ns = (n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
     if (ns == 0) ns = 1;                 /* a zero-byte aligned request still owns its slice */
     pa_reclaim_orphans_if_freed();
-    pa_span_t* s = pa_span_alloc(ns, align);
+    pa_span_t* s = pa_span_alloc(ns, align, PA_SPAN_LARGE, pa_heap);
     if (s == NULL) return NULL;
-    s->kind = PA_SPAN_LARGE;
-    s->obj = s->start;
     atomic_fetch_add(&pa_gstats.large_allocs, 1);
     return s->obj;
   }

@@ -139,7 +139,7 @@ static long find_run(pa_chunk_t* c, size_t n, size_t align_slices) {
   return -1;
 }
 
-static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n) {
+static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n, uint8_t kind, pa_heap_t* heap) {
   for (size_t k = i; k < i + n; k++) {
     c->used_map[k / 64] |= 1ULL << (k % 64);
     c->slice_head[k] = (uint16_t)i;
@@ -151,7 +151,12 @@ static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n) {
   memset(s, 0, sizeof(*s));
   s->scar = scar;
   s->check = PA_SPAN_CHECK;
+  /* kind and owner under the lock: fork holds it, so a forked child never
+     sees a span taken but not yet marked (heap.c, "fork") */
+  s->kind = kind;
+  s->heap = heap;
   s->nslices = (uint32_t)n;
+  if (kind == PA_SPAN_LARGE) s->obj = (char*)c + (i << PA_SLICE_SHIFT);
   s->start = (char*)c + (i << PA_SLICE_SHIFT);
   s->end = s->start + (n << PA_SLICE_SHIFT);
   atomic_store_explicit(&s->bump, s->start, memory_order_relaxed);
@@ -160,14 +165,14 @@ static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n) {
 
 static unsigned small_made;           /* chunks made at pa_opts.chunk_first (under pa_chunk_lock) */
 
-PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align) {
+PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap_t* heap) {
   size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
   pthread_mutex_lock(&pa_chunk_lock);
   for (;;) {
     for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
       long i = find_run(c, n, as);
       if (i >= 0) {
-        pa_span_t* s = take_run(c, (size_t)i, n);
+        pa_span_t* s = take_run(c, (size_t)i, n, kind, heap);
         pthread_mutex_unlock(&pa_chunk_lock);
         return s;
       }
@@ -298,6 +303,17 @@ PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c) {
   return PAGE_ROUND((size_t)(obj - (uintptr_t)c) + (c->huge_req ? c->huge_req : 1));
 }
 
+/* The object of a huge chunk just taken (under pa_chunk_lock): after the
+ * header page, or at the first multiple of align. */
+static void huge_publish(pa_chunk_t* c, size_t size, size_t align) {
+  uintptr_t obj = (uintptr_t)c + PA_HUGE_HDR;
+  if (align > PA_HUGE_HDR) obj = (obj + align - 1) & ~(uintptr_t)(align - 1);
+  c->huge_req = size;
+  c->huge_clean = c->huge_dirty;
+  c->huge_heap = pa_heap;
+  atomic_store_explicit((_Atomic(void*)*)&c->huge_obj, (void*)obj, memory_order_release);
+}
+
 /* A chunk taken off the free list (or new) is out of trim's reach: trim
  * only releases chunks on the free list, under pa_chunk_lock, so nothing
  * here races with it. */
@@ -309,11 +325,14 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
   if (sh >= PA_ADDR_BITS - 2) { errno = ENOMEM; return NULL; }
-  /* fresh: the target of pa_huge_move, whose pages must be untouched */
+  /* fresh: the target of pa_huge_move, whose pages must be untouched. The
+     object is published under the lock: fork holds it, so a forked child
+     never sees a chunk taken but its object not yet set (heap.c, "fork"). */
   pa_chunk_t* c = NULL;
   if (!fresh) {
     pthread_mutex_lock(&pa_chunk_lock);
     c = huge_take_free(need);
+    if (c != NULL) huge_publish(c, size, align);
     pthread_mutex_unlock(&pa_chunk_lock);
   }
   if (c == NULL) {
@@ -322,13 +341,9 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
     pthread_mutex_lock(&pa_chunk_lock);
     c->next = pa_huge_all;
     pa_huge_all = c;
+    huge_publish(c, size, align);
     pthread_mutex_unlock(&pa_chunk_lock);
   }
-  uintptr_t obj = (uintptr_t)c + PA_HUGE_HDR;
-  if (align > PA_HUGE_HDR) obj = (obj + align - 1) & ~(uintptr_t)(align - 1);
-  c->huge_req = size;
-  c->huge_clean = c->huge_dirty;
-  atomic_store_explicit((_Atomic(void*)*)&c->huge_obj, (void*)obj, memory_order_release);
   size_t ext = pa_huge_extent(c);
   if (ext > c->huge_dirty) c->huge_dirty = ext;
   if (pa_opts.reg_eager && !fresh) pa_register_cover(c, ext);     /* fresh: pa_huge_move registers after the move */
@@ -381,6 +396,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
 
 PA_HIDDEN void pa_huge_release(pa_chunk_t* c) {
   pthread_mutex_lock(&pa_chunk_lock);
+  c->huge_heap = pa_heap;              /* the last to touch it: see free.c, fork_ignores_free */
   c->huge_obj = NULL;
   c->next_free = pa_huge_chunks;
   pa_huge_chunks = c;

@@ -60,9 +60,28 @@ static PA_COLD __attribute__((noreturn)) void double_free(const void* p) {
   pa_fatal_ptr("free(): double free detected for pointer", p);
 }
 
+/* In a forked child, memory another thread of the parent owned, or freed
+ * last (heap.c, "fork"): its page may have been copied at another moment
+ * than the program's pointer to it, so what free would find wrong there is
+ * not trusted: the free is ignored and the memory stays out of use in the
+ * child. The span's (or huge chunk's) heap field names that thread's heap. */
+static PA_COLD int fork_ignores_free(const pa_span_t* s) {
+  return pa_forked_child && s->heap != NULL && s->heap->left_in_parent;
+}
+
+static PA_COLD int fork_ignores_huge(const pa_chunk_t* c) {
+  return pa_forked_child && c->huge_heap != NULL && c->huge_heap->left_in_parent;
+}
+
 /* The fast path's ways out to an abort. noipa: the compiler must not learn
  * that they never return, so they stay tail jumps and free needs no frame. */
-static __attribute__((noinline, noipa, cold)) void free_bad(void* p) { bad_pointer(p, "free"); }
+static __attribute__((noinline, noipa, cold)) void free_bad(void* p) {
+  if (pa_forked_child) {                  /* a block carved after its span's page was copied */
+    pa_span_t* s = pa_span_of(pa_chunk_of(p), p);
+    if (fork_ignores_free(s)) return;
+  }
+  bad_pointer(p, "free");
+}
 static __attribute__((noinline, noipa, cold)) void free_twice_in_a_row(void* p) { double_free(p); }
 
 PA_HIDDEN PA_COLD __attribute__((noreturn)) void pa_free_list_corrupt(const void* b) {
@@ -94,6 +113,7 @@ static PA_COLD void free_other(pa_chunk_t* c, void* p) {
   if (unlikely(c->magic != PA_CHUNK_MAGIC)) corrupt_chunk(p);
   if (c->kind == PA_CHUNK_HUGE) {
     void* obj = atomic_load_explicit((_Atomic(void*)*)&c->huge_obj, memory_order_acquire);
+    if (obj != p && fork_ignores_huge(c)) return;
     if (obj == NULL) {
       if ((uintptr_t)p >= (uintptr_t)c + PA_HUGE_HDR) double_free(p);
       bad_pointer(p, "free");
@@ -105,10 +125,12 @@ static PA_COLD void free_other(pa_chunk_t* c, void* p) {
   pa_span_t* s = pa_span_of(c, p);
   if (s->kind == PA_SPAN_LARGE && s->obj == p) {
     if ((void*)s->start == p) s->scar = 1;   /* see span_new */
+    s->heap = pa_heap;                       /* the last to touch it: see fork_ignores_free */
     s->obj = NULL;
     pa_span_release(s);
     return;
   }
+  if (fork_ignores_free(s)) return;
   if (s->kind == PA_SPAN_FREE && ((uintptr_t)p & (PA_SLICE - 1)) == 0) double_free(p);
   bad_pointer(p, "free");
 }
@@ -181,7 +203,9 @@ static int block_is_free(pa_span_t* s, const pa_block_t* b) {
    Remote free
 --------------------------------------------------------------------------- */
 
+
 static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
+  if (unlikely(pa_forked_child) && fork_ignores_free(s)) return;
   if (unlikely(pa_marked(b))) double_free(b);         /* the owner's lists are not ours to walk */
   b->mark = pa_remote_mark(b);
   pa_heap_t* me = pa_heap;

@@ -161,6 +161,7 @@ static void heap_thread_done(void* arg) {
 
 
 static void fork_prepare(void) {
+  pa_remote_atfork_prepare();           /* first: held while the locks below are taken */
   pthread_mutex_lock(&pa_reg_lock);
   pthread_mutex_lock(&pa_heap_lock);
   pthread_mutex_lock(&pa_chunk_lock);
@@ -172,22 +173,60 @@ static void fork_parent(void) {
   pthread_mutex_unlock(&pa_chunk_lock);
   pthread_mutex_unlock(&pa_heap_lock);
   pthread_mutex_unlock(&pa_reg_lock);
+  pa_remote_atfork_parent();
+}
+
+/* The child's view of memory other threads were writing at the moment of
+ * fork. Pages nobody pinned are shared copy-on-write and the child sees
+ * them as of one moment, as under glibc. Pages somebody pinned — a verbs
+ * memory region (ours, or one the program or its MPI made over malloc
+ * memory), an io_uring buffer the program registered itself — the kernel
+ * copies into the child one by one during fork while those threads go on
+ * writing them (FORK.md), so the child may see each such page as of a
+ * different moment. The shim cannot stop that copy, so the child trusts
+ * nothing another thread could have been writing without a lock:
+ *   - the other threads' heaps (live or abandoned: a remote free may have
+ *     been half-way into an abandoned one) are never owned, adopted or
+ *     reclaimed in the child, and a free of a block of theirs is ignored
+ *     without reading the block (free.c, fork_ignores_free): its mark
+ *     and its span may be as of another moment than the program's pointer;
+ *   - the forking thread's own heap keeps its local lists (only it wrote
+ *     them, and it was in fork) but forgets the blocks other threads had
+ *     pushed back to it and it had not taken in yet (thread_free lists and
+ *     the delayed list: a push's link and its list head may be copied at
+ *     different moments). Those blocks stay counted as out: never handed
+ *     out, merely lost to the child.
+ * Everything else the child reads is guarded by the locks fork_prepare
+ * holds across fork. The memory left out is the child's whole loss; it
+ * usually execs. */
+PA_HIDDEN int pa_forked_child;
+
+static void forget_pushed_blocks(pa_heap_t* h) {
+  atomic_store_explicit(&h->delayed, NULL, memory_order_relaxed);
+  for (size_t c = 1; c < PA_NCLASS; c++)
+    for (pa_span_t* s = h->queue[c]; s != NULL; s = s->next)
+      atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
+  /* a full span keeps its tag unless a freer took it (its blocks were on
+     `delayed`): without the tag it stays on the full list for good */
+  for (pa_span_t* s = h->full; s != NULL; s = s->next)
+    atomic_store_explicit(&s->thread_free, atomic_load_explicit(&s->thread_free, memory_order_relaxed) & PA_TF_DELAYED,
+                          memory_order_relaxed);
 }
 
 static void fork_child(void) {
+  pa_remote_atfork_child();
   pthread_mutex_init(&pa_chunk_lock, NULL);
   pthread_mutex_init(&pa_heap_lock, NULL);
   pthread_mutex_init(&pa_reg_lock, NULL);
-  /* The other threads are gone. Their heaps are left alone for good: a
-     thread may have been in the middle of a malloc or free when the parent
-     forked (the fast paths take no lock), so neither adoption by a new
-     thread nor reclaiming (pa_heap_reclaim_orphans) may act as their owner.
-     The child's frees into their spans are remote pushes, which touch no
-     owner state; that memory stays out of use in the child. */
+  pa_forked_child = 1;
   for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) {
-    if (h == pa_heap || !h->live) continue;
+    if (h == pa_heap) continue;
     h->live = 0;
+    h->left_in_parent = 1;
   }
+  abandoned = NULL;
+  atomic_store_explicit(&pa_orphan_frees, 0, memory_order_relaxed);
+  if (pa_heap != &pa_heap_empty) forget_pushed_blocks(pa_heap);
   pa_register_atfork_child();
   pa_ufd_atfork_child();
 }

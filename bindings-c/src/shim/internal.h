@@ -161,6 +161,8 @@ typedef struct pa_chunk_s {
   struct pa_chunk_s* next_free;/* huge: free list */
   struct pa_chunk_s* next_pending; /* registration deferred */
   void*              huge_obj; /* HUGE: pointer handed out, NULL when free */
+  struct pa_heap_s*  huge_heap;/* HUGE: the heap of the thread that took or freed it last (a forked child ignores
+                                  what another thread of the parent did to it around fork: heap.c, "fork") */
   size_t             huge_req; /* HUGE: bytes requested */
   size_t             huge_dirty; /* HUGE: bytes from the chunk's start that may have been written (pages above are
                                   untouched, still zero); only grows: touched pages are never given back */
@@ -188,6 +190,8 @@ typedef struct pa_heap_s {
   struct pa_heap_s*  next_all;
   struct pa_heap_s*  next_abandoned;
   int                live;              /* owned by a thread */
+  int                left_in_parent;    /* in a forked child: owned by another thread of the parent
+                                           (heap.c, "fork"): never owned here, frees into it ignored */
 } pa_heap_t;
 
 /* ------------------------------------------------------------------------- */
@@ -231,6 +235,7 @@ extern PA_HIDDEN pa_chunk_t* pa_chunks;        /* regular chunks */
 extern PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks (next_free) */
 extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
+extern PA_HIDDEN int pa_forked_child;        /* this process is a forked child (heap.c, "fork") */
 
 typedef struct pa_gstats_s {
   _Atomic uint64_t chunks, chunk_bytes, huge_chunks, huge_bytes;
@@ -396,7 +401,7 @@ __attribute__((noreturn)) PA_HIDDEN void pa_fatal_ptr(const char* what, const vo
 PA_HIDDEN void  pa_write_stats(int fd);
 
 /* chunk.c */
-PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align);  /* under no lock; NULL + errno */
+PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align, uint8_t kind, struct pa_heap_s* heap);  /* under no lock; NULL + errno */
 PA_HIDDEN void  pa_span_release(pa_span_t* s);
 PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
 PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh);
@@ -446,6 +451,9 @@ PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before un
 PA_HIDDEN void  pa_register_atfork_prepare(void);     /* locks held: unpin io_uring chunks */
 PA_HIDDEN void  pa_register_atfork_parent(void);      /* locks held: pin them again, same keys */
 PA_HIDDEN void  pa_register_atfork_child(void);
+PA_HIDDEN void  pa_remote_atfork_prepare(void);       /* remote.c: its lock, held across fork */
+PA_HIDDEN void  pa_remote_atfork_parent(void);
+PA_HIDDEN void  pa_remote_atfork_child(void);
 PA_HIDDEN const char* pa_registrar_name(void);
 PA_HIDDEN void  pa_register_check(void);              /* notice a lost io_uring ring (stats) */
 PA_HIDDEN int   pa_register_set_pd(void* pd);

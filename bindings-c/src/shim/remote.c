@@ -302,6 +302,15 @@ PA_EXPORT int pinarena_free_remote(void* p) {
   return 0;
 }
 
+/* fork (heap.c's handlers): the remote lock is held across fork, taken
+ * first (a remote allocation takes the registrar's and the chunk locks
+ * under it), so no other thread is inside a remote call when the child is
+ * made; the child gets a fresh lock and, at its first remote call, forgets
+ * the parent's keys (forget_if_forked). */
+PA_HIDDEN void pa_remote_atfork_prepare(void) { pthread_mutex_lock(&remote_lock); }
+PA_HIDDEN void pa_remote_atfork_parent(void) { pthread_mutex_unlock(&remote_lock); }
+PA_HIDDEN void pa_remote_atfork_child(void) { pthread_mutex_init(&remote_lock, NULL); }
+
 /* pinarena_lookup for an address outside the heap: a remote buffer's key.
  * -ENOENT when p is not in a live remote buffer. */
 PA_HIDDEN int pa_remote_lookup(const void* p, size_t len, pinarena_region_t* out) {

@@ -47,7 +47,8 @@ typedef struct pa_rv_s {
 typedef struct pa_wpool_s pa_wpool_t;
 /* 0, or -errno when windows cannot be used on this PD (no MW support,
  * no active port for the QP, with probe: a window key reaches past its
- * window on this device); *why names the reason. */
+ * window on this device); *why names the reason. After a failed probe
+ * nothing of the pool is left on the PD. */
 int  pa_wpool_open(pa_wpool_t** out, const pa_rv_t* rv, struct ibv_pd* pd, int type, int probe, const char** why);
 /* Bind a window to exactly [addr, addr + len) of mr with access: *mw and
  * *rkey (the window's new key). 0 or -errno. */
@@ -59,7 +60,7 @@ int  pa_wpool_bind(pa_wpool_t* w, struct ibv_mr* mr, void* addr, size_t len, int
 int  pa_wpool_revoke(pa_wpool_t* w, struct ibv_mw* mw, struct ibv_mr* mr, uint32_t rkey);
 /* A bound window, destroyed rather than revoked (teardown: its key dies with it). */
 void pa_wpool_drop(pa_wpool_t* w, struct ibv_mw* mw);
-/* Destroy the free windows, the QP and the CQ (every window must be back or dropped). */
+/* Destroy the free windows, the QP, the CQ and the pool (every window must be back or dropped). */
 void pa_wpool_close(pa_wpool_t* w);
 /* The QP binds are posted on (for tests and the doctor). */
 uint32_t pa_wpool_qpn(const pa_wpool_t* w);

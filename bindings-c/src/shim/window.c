@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "remote.h"
+#include "rc_connect.h"
 
 #include <errno.h>
 #include <string.h>
@@ -75,41 +76,15 @@ static int pick_gid(const pa_rv_t* rv, struct ibv_context* ctx, union ibv_gid* g
   return 0;
 }
 
-/* RESET -> INIT -> RTR -> RTS, addressed to QP number dest on this port. */
+/* RESET -> RTS, addressed to QP number dest on this port. */
 static int connect_to(const pa_rv_t* rv, struct ibv_qp* qp, uint32_t dest) {
   union ibv_gid gid;
   int gid_index = 0;
   int rc = pick_gid(rv, qp->context, &gid, &gid_index);
   if (rc != 0) return rc;
-  struct ibv_qp_attr a;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = WP_PORT;
-  a.qp_access_flags = dest == qp->qp_num ? 0    /* the window QP: nothing reaches memory through it */
-                    : IBV_ACCESS_REMOTE_READ;     /* the probe's target */
-  if (rv->modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return -EIO;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = dest;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = gid;
-  a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-  a.ah_attr.grh.hop_limit = 1;
-  a.ah_attr.port_num = WP_PORT;
-  if (rv->modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) return -EIO;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 1;
-  if (rv->modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                            IBV_QP_MAX_QP_RD_ATOMIC)) return -EIO;
-  return 0;
+  int access = dest == qp->qp_num ? 0          /* the window QP: nothing reaches memory through it */
+             : IBV_ACCESS_REMOTE_READ;          /* the probe's target */
+  return pa_rc_connect(rv->modify_qp, qp, WP_PORT, access, dest, &gid, gid_index) == 0 ? 0 : -EIO;
 }
 
 /* One RDMA READ of len bytes from remote (rkey) into local (lkey) on a QP
@@ -197,8 +172,10 @@ int pa_wpool_open(pa_wpool_t** out, const pa_rv_t* rv, struct ibv_pd* pd, int ty
     return rc;
   }
   if (probe && type == IBV_MW_TYPE_1 && (rc = probe_bounds(w, why)) != 0) {
-    /* the windows already made stay in the ring: the pool is abandoned whole */
-    rv->destroy_qp(w->qp); rv->destroy_cq(w->cq);
+    /* The probe's window is back in the ring (revoked) or destroyed: the
+       pool goes whole, so nothing of it is left on the caller's PD (a PD
+       with a window on it cannot be deallocated). */
+    pa_wpool_close(w);
     return rc;
   }
   *out = w;
@@ -290,6 +267,8 @@ void pa_wpool_close(pa_wpool_t* w) {
   while (w->head != w->tail) ibv_dealloc_mw(w->ring[w->head++ % WP_RING]);
   w->rv->destroy_qp(w->qp);
   w->rv->destroy_cq(w->cq);
+  syscall(SYS_munmap, w->ring, WP_RING * sizeof(*w->ring));
+  syscall(SYS_munmap, w, sizeof(*w));
 }
 
 void pa_wpool_drop(pa_wpool_t* w, struct ibv_mw* mw) { discard(w, mw); }

@@ -7,7 +7,7 @@
 #   make mpi-two-guests-test   the seed (pml cm/ofi) with one rank in each of two guests (not in mvn verify)
 MPI_DIR   := $(BUILD)/mpi
 MPICC     ?= mpicc
-MPI_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Itests/mpi -Iinclude
+MPI_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Itests/mpi -Iinclude -Isrc
 MPI_PROGS := $(MPI_DIR)/pinarena-mpi-seed $(MPI_DIR)/pinarena-mpi-churn $(MPI_DIR)/pinarena-mpi-keys
 MPI_REGCOUNT := $(MPI_DIR)/libpinarena-regcount.so
 MPI_PART  ?= all
@@ -20,7 +20,7 @@ $(MPI_DIR)/pinarena-mpi-%: tests/mpi/%.c tests/mpi/*.h tests/mpi/mpi.mk
 	@mkdir -p $(dir $@)
 	$(MPICC) $(MPI_CFLAGS) -o $@ $< -ldl
 
-$(MPI_DIR)/pinarena-mpi-keys: tests/mpi/keys.c tests/mpi/peer_qp.c tests/mpi/*.h include/pinarena.h tests/mpi/mpi.mk
+$(MPI_DIR)/pinarena-mpi-keys: tests/mpi/keys.c tests/mpi/peer_qp.c tests/mpi/*.h src/rc_connect.h include/pinarena.h tests/mpi/mpi.mk
 	@mkdir -p $(dir $@)
 	$(MPICC) $(MPI_CFLAGS) -o $@ tests/mpi/keys.c tests/mpi/peer_qp.c -libverbs -ldl
 

@@ -2,6 +2,7 @@
  * the peer is addressed by GID, an IPv4-mapped one preferred, and the path MTU is 1024 (rxe over a 1500-byte
  * link). */
 #include "peer_qp.h"
+#include "rc_connect.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -62,34 +63,10 @@ int pa_peer_open(pa_peer_qp_t* q, const char* device) {
 }
 
 int pa_peer_connect(pa_peer_qp_t* q, const pa_peer_addr_t* peer) {
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = PORT,
-                          .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
-  if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    return fail("QP to INIT");
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = peer->qpn;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = peer->gid;
-  a.ah_attr.grh.sgid_index = (uint8_t)q->gid_index;
-  a.ah_attr.grh.hop_limit = 1;
-  a.ah_attr.port_num = PORT;
-  if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    return fail("QP to RTR");
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 1;
-  if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                                   IBV_QP_MAX_QP_RD_ATOMIC))
-    return fail("QP to RTS");
-  return 0;
+  static const char* const step[] = { "", "QP to INIT", "QP to RTR", "QP to RTS" };
+  int rc = pa_rc_connect(ibv_modify_qp, q->qp, PORT, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+                         peer->qpn, &peer->gid, q->gid_index);
+  return rc == 0 ? 0 : fail(step[rc]);
 }
 
 int pa_peer_write(pa_peer_qp_t* q, const void* src, uint32_t len, uint32_t lkey, uint64_t remote, uint32_t rkey) {

@@ -6,9 +6,14 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define RW (PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)
 
@@ -62,4 +67,47 @@ TEST(shim_remote_bad_frees_abort) {
   su_expect_abort(do_free, p, "free(): invalid pointer", p);
   CHECK_OK("free", pinarena_free_remote(p));
   su_expect_abort(do_free_remote, p, "pinarena_free_remote(): invalid pointer", p);   /* twice */
+}
+
+/* fork while other threads are inside pinarena_alloc_remote / _free_remote
+ * (their lock is held while a buffer is zeroed): the child must be able to
+ * allocate and free remote memory, not wait forever for a lock a thread
+ * that does not exist in it held at fork. Each child has 5 s. */
+static _Atomic int remote_stop;
+
+static void* remote_churn(void* arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&remote_stop, memory_order_relaxed)) {
+    char* p = pinarena_alloc_remote(1 << 20, RW);     /* freeing zeroes 1 MiB under the lock */
+    if (p == NULL) break;
+    p[0] = 1;
+    pinarena_free_remote(p);
+  }
+  return NULL;
+}
+
+TEST(shim_remote_fork_while_threads_hold_the_remote_lock) {
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, remote_churn, NULL);
+  int forks = 0, hung = 0, failed = 0;
+  for (; forks < 200 && hung == 0 && failed == 0; forks++) {
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+      alarm(5);
+      char* q = pinarena_alloc_remote(4096, RW);
+      if (q == NULL) _exit(3);
+      q[4095] = 1;
+      _exit(pinarena_free_remote(q) == 0 ? 0 : 4);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) hung = 1;
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = status;
+  }
+  atomic_store(&remote_stop, 1);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  CHECK(hung == 0, "fork %d: the child hung in pinarena_alloc_remote (a lock held at fork by another thread)", forks);
+  CHECK(failed == 0, "fork %d: the child's remote alloc/free failed (status 0x%x)", forks, failed);
+  NOTE("%d forks while two threads allocated and freed remote memory", forks);
 }

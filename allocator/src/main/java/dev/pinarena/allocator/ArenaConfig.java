@@ -17,6 +17,9 @@ import java.util.List;
  * @param zeroRemoteOnFree whether a remote-scope buffer is zeroed when freed.
  * @param runCacheBytes    bytes of freed page runs one thread may keep for reuse without a lock.
  * @param backings         page backings to try for each chunk, in order.
+ * @param remoteKeys       how remote buffers' keys are made (see {@link RemoteKeyMode}); the default,
+ *                         {@link RemoteKeyMode#WINDOW}, falls back to {@link RemoteKeyMode#MR} where windows do
+ *                         not keep a peer inside their bounds.
  */
 public record ArenaConfig(
     long chunkSize,
@@ -25,7 +28,8 @@ public record ArenaConfig(
     int remoteAccess,
     boolean zeroRemoteOnFree,
     long runCacheBytes,
-    List<PageBacking> backings)
+    List<PageBacking> backings,
+    RemoteKeyMode remoteKeys)
 {
     /** Default chunk: 16 MiB, eight 2 MiB huge pages, room for 1 MiB slabs and runs. */
     public static final long DEFAULT_CHUNK_SIZE = 16L << 20;
@@ -61,6 +65,10 @@ public record ArenaConfig(
             throw new IllegalArgumentException("run cache bytes must not be negative: " + runCacheBytes);
         }
         backings = List.copyOf(backings);
+        if (remoteKeys == null)
+        {
+            throw new IllegalArgumentException("remoteKeys is null");
+        }
         new SizeClasses(defaultAlignment); // validates the granule
     }
 
@@ -70,7 +78,7 @@ public record ArenaConfig(
     public static ArenaConfig defaults()
     {
         return new ArenaConfig(DEFAULT_CHUNK_SIZE, CAP_FROM_HOST, DEFAULT_ALIGNMENT, DEFAULT_REMOTE_ACCESS, true,
-            DEFAULT_RUN_CACHE_BYTES, PageBacking.DEFAULT_PREFERENCE);
+            DEFAULT_RUN_CACHE_BYTES, PageBacking.DEFAULT_PREFERENCE, RemoteKeyMode.WINDOW);
     }
 
     /**
@@ -79,7 +87,7 @@ public record ArenaConfig(
      */
     public ArenaConfig withChunkSize(final long chunkSize)
     {
-        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings);
+        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings, remoteKeys);
     }
 
     /**
@@ -88,7 +96,7 @@ public record ArenaConfig(
      */
     public ArenaConfig withCapBytes(final long capBytes)
     {
-        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings);
+        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings, remoteKeys);
     }
 
     /**
@@ -97,7 +105,7 @@ public record ArenaConfig(
      */
     public ArenaConfig withDefaultAlignment(final int alignment)
     {
-        return new ArenaConfig(chunkSize, capBytes, alignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings);
+        return new ArenaConfig(chunkSize, capBytes, alignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings, remoteKeys);
     }
 
     /**
@@ -106,7 +114,7 @@ public record ArenaConfig(
      */
     public ArenaConfig withRemoteAccess(final int access)
     {
-        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, access, zeroRemoteOnFree, runCacheBytes, backings);
+        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, access, zeroRemoteOnFree, runCacheBytes, backings, remoteKeys);
     }
 
     /**
@@ -115,7 +123,7 @@ public record ArenaConfig(
      */
     public ArenaConfig withZeroRemoteOnFree(final boolean zero)
     {
-        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zero, runCacheBytes, backings);
+        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zero, runCacheBytes, backings, remoteKeys);
     }
 
     /**
@@ -124,7 +132,7 @@ public record ArenaConfig(
      */
     public ArenaConfig withRunCacheBytes(final long bytes)
     {
-        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, bytes, backings);
+        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, bytes, backings, remoteKeys);
     }
 
     /**
@@ -133,7 +141,19 @@ public record ArenaConfig(
      */
     public ArenaConfig withBackings(final List<PageBacking> backings)
     {
-        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings);
+        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings, remoteKeys);
+    }
+
+    /**
+     * @param mode how remote buffers' keys are made: {@link RemoteKeyMode#WINDOW} (default; per-buffer
+     *             registrations where windows do not hold their bounds), {@link RemoteKeyMode#MR},
+     *             {@link RemoteKeyMode#CHUNK}, or {@link RemoteKeyMode#NONE}.
+     * @return a copy with that mode.
+     */
+    public ArenaConfig withRemoteKeys(final RemoteKeyMode mode)
+    {
+        return new ArenaConfig(chunkSize, capBytes, defaultAlignment, remoteAccess, zeroRemoteOnFree, runCacheBytes, backings,
+            mode);
     }
 
     public String toString()
@@ -141,6 +161,6 @@ public record ArenaConfig(
         return "ArenaConfig{chunk=" + (chunkSize >> 20) + "MiB, cap=" +
             (capBytes == CAP_FROM_HOST ? "from host" : capBytes + "B") + ", alignment=" + defaultAlignment +
             ", remoteAccess=" + Access.describe(remoteAccess) + ", zeroRemoteOnFree=" + zeroRemoteOnFree +
-            ", runCache=" + runCacheBytes + "B, backings=" + backings + '}';
+            ", runCache=" + runCacheBytes + "B, backings=" + backings + ", remoteKeys=" + remoteKeys + '}';
     }
 }

@@ -41,10 +41,13 @@ final class PagePool
     private volatile int sharedChunks;
     private volatile int idleOrBusyDedicatedChunks;
 
+    private final ExposedKeys keys;
+
     PagePool(
         final Registrar registrar, final ArenaConfig config, final SizeClasses classes,
-        final ChunkDirectory directory, final long capBytes)
+        final ChunkDirectory directory, final long capBytes, final ExposedKeys keys)
     {
+        this.keys = keys;
         this.registrar = registrar;
         this.config = config;
         this.classes = classes;
@@ -232,7 +235,7 @@ final class PagePool
 
     private int accessOf(final BufferScope scope)
     {
-        return scope == BufferScope.REMOTE ? config.remoteAccess() : Access.LOCAL_WRITE;
+        return scope == BufferScope.REMOTE ? keys.chunkAccess() : Access.LOCAL_WRITE;
     }
 
     /** Without the lock. @return bytes mapped and registered. */

@@ -22,7 +22,8 @@ import dev.pinarena.registration.Registrar;
  * protocol ({@link Slab}). Heaps of threads that died are adopted by live ones, so no memory is lost.
  * <p>
  * Scopes: {@link #allocate(long)} serves local-only buffers; {@link #allocateRemote(long)} serves buffers
- * from chunks registered with remote access, optionally zeroed on free.
+ * from remote-scope chunks, each with a key for peers ({@link #rkey(long)}) that reaches exactly the buffer
+ * and is revoked when it is freed (see {@link RemoteKeyMode}), zeroed on free by default.
  * <p>
  * Bad input throws a specific {@link ArenaException} naming the address and the reason, and leaves the arena
  * consistent. {@link #close()} requires that every buffer was freed (or {@link #close(boolean) forced}) and
@@ -44,6 +45,7 @@ public final class PinnedArena implements AutoCloseable
     private final int classCount;
     private final ThreadHeaps heaps;
     private final Deallocator deallocator;
+    private final ExposedKeys keys;
     private final ArenaMetrics metrics;
     private volatile boolean closed;
 
@@ -65,8 +67,9 @@ public final class PinnedArena implements AutoCloseable
                 " — raise ulimit -l or grant CAP_IPC_LOCK");
         }
         this.directory = new ChunkDirectory(chunkSize);
-        this.pool = new PagePool(registrar, config, classes, directory, capacity.capBytes());
-        final ZeroOnFree zeroOnFree = new ZeroOnFree(config.zeroRemoteOnFree());
+        this.keys = new ExposedKeys(registrar, config);
+        this.pool = new PagePool(registrar, config, classes, directory, capacity.capBytes(), keys);
+        final ZeroOnFree zeroOnFree = new ZeroOnFree(config.zeroRemoteOnFree(), keys);
         this.heaps = new ThreadHeaps(pool, zeroOnFree, classCount, config.runCacheBytes());
         this.deallocator = new Deallocator(directory, heaps, pool, zeroOnFree);
         this.metrics = new ArenaMetrics(registrar.name(), capBytes, pool, heaps, classes);
@@ -117,8 +120,17 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
+     * A buffer peers may access with {@link #rkey(long)}. With a verbs registrar its key reaches exactly
+     * [address, address + size) and is revoked when the buffer is freed, before the bytes are zeroed or reused:
+     * a type-1 memory window bound to the buffer where the device keeps a peer inside a window's bounds
+     * (probed once), else — on rdma_rxe, or without {@code libpinarena-windows.so} — a registration of exactly
+     * the buffer ({@link #remoteKeyMode()}, {@link #remoteKeyReason()} say which and why). With io_uring,
+     * mlock or UCX registrars there is no per-buffer key ({@link RemoteKeyMode#NONE}: {@link #rkey(long)}
+     * throws {@link NoRemoteKeyException}); the buffer is still pinned and zeroed on free.
+     *
      * @param size bytes, positive.
-     * @return address of a buffer in a chunk registered with remote access.
+     * @return address of a buffer in a remote-scope chunk.
+     * @throws dev.pinarena.registration.RegistrationException when the device refuses the buffer's key.
      */
     public long allocateRemote(final long size)
     {
@@ -146,6 +158,30 @@ public final class PinnedArena implements AutoCloseable
      * @throws ArenaClosedException      after close.
      */
     public long allocate(final BufferScope scope, final long size, final int alignment)
+    {
+        final long address = place(scope, size, alignment);
+        if (scope == BufferScope.REMOTE && keys.perBuffer())
+        {
+            expose(address, size);
+        }
+        return address;
+    }
+
+    /** The remote key of a new remote buffer, reaching exactly its size; the buffer is freed if that fails. */
+    private void expose(final long address, final long size)
+    {
+        try
+        {
+            keys.expose(address, size, directory.chunkOf(address).region);
+        }
+        catch (final RuntimeException ex)
+        {
+            deallocator.free(address, Deallocator.ANY_GENERATION);
+            throw ex;
+        }
+    }
+
+    private long place(final BufferScope scope, final long size, final int alignment)
     {
         if (closed)
         {
@@ -249,7 +285,12 @@ public final class PinnedArena implements AutoCloseable
         if (size > 0 && size <= SizeClasses.MAX_SLAB_BLOCK && !closed)
         {
             final int cls = classes.classOf(size);
-            return heaps.current().allocateBlockHandle(scope.ordinal() * classCount + cls, cls, size);
+            final long handle = heaps.current().allocateBlockHandle(scope.ordinal() * classCount + cls, cls, size);
+            if (scope == BufferScope.REMOTE && keys.perBuffer())
+            {
+                expose(BufferHandle.address(handle), size);
+            }
+            return handle;
         }
         final long address = allocate(scope, size, granule); // checks, then a run or a dedicated chunk
         return BufferHandle.of(address, heaps.current().lastGeneration);
@@ -300,9 +341,23 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * @param address any address inside a remote-scope chunk of this arena.
-     * @return the remote key of its registration.
+     * The key a peer uses to reach a remote buffer, as {@link #remoteKeyMode()} makes it:
+     * <ul>
+     * <li>{@link RemoteKeyMode#WINDOW} (the default where the device keeps a peer inside a memory window's
+     * bounds) and {@link RemoteKeyMode#MR} (the fallback: a registration of exactly the buffer): the key
+     * reaches exactly [address, address + size) of the allocation — one byte before or after fails at the
+     * peer with a remote access error — and is revoked when the buffer is freed, before its bytes are zeroed
+     * or handed out again. {@code address} must be the start of a live remote buffer.</li>
+     * <li>{@link RemoteKeyMode#CHUNK} (asked for): the chunk's key; any address inside a remote chunk. It
+     * reaches every remote buffer of that chunk and stays valid after free.</li>
+     * <li>{@link RemoteKeyMode#NONE} (io_uring, mlock, UCX registrars): no key; throws
+     * {@link NoRemoteKeyException}.</li>
+     * </ul>
+     *
+     * @param address a remote buffer: its first byte (any byte of a remote chunk with chunk keys).
+     * @return the remote key.
      * @throws NotRemoteBufferException for an address of a local-only chunk.
+     * @throws NoRemoteKeyException     without keys, or for an address that does not start a live remote buffer.
      */
     public int rkey(final long address)
     {
@@ -312,7 +367,41 @@ public final class PinnedArena implements AutoCloseable
             throw new NotRemoteBufferException(address, "rkey(0x" + Long.toHexString(address) +
                 "): the buffer is local-only (allocate it with allocateRemote to expose it to peers)");
         }
-        return liveRegion(address, chunk).rkey();
+        final Region region = liveRegion(address, chunk); // the chunk's registration must be live in every mode
+        switch (keys.mode())
+        {
+            case CHUNK:
+                return region.rkey();
+            case NONE:
+                throw new NoRemoteKeyException(address, "rkey(0x" + Long.toHexString(address) + "): no remote keys: " +
+                    keys.reason() + " (use a verbs registrar to expose buffers to peers)");
+            default:
+                final long key = keys.rkey(address);
+                if (key < 0)
+                {
+                    throw new NoRemoteKeyException(address, "rkey(0x" + Long.toHexString(address) +
+                        "): not the start of a live remote buffer (each remote buffer has a key of its own)");
+                }
+                return (int)key;
+        }
+    }
+
+    /**
+     * @return how this arena makes remote keys (decided at the first remote chunk; this call decides it if
+     * none was made yet).
+     */
+    public RemoteKeyMode remoteKeyMode()
+    {
+        return keys.mode();
+    }
+
+    /**
+     * @return why {@link #remoteKeyMode()} is what it is, e.g. why memory windows are not used; empty when
+     * windows are used as asked.
+     */
+    public String remoteKeyReason()
+    {
+        return keys.reason();
     }
 
     /**
@@ -646,7 +735,14 @@ public final class PinnedArena implements AutoCloseable
             closed = true;
             try
             {
-                pool.closeAll(outstanding != 0);
+                try
+                {
+                    keys.close(); // every window and per-buffer registration, before the chunks under them
+                }
+                finally
+                {
+                    pool.closeAll(outstanding != 0);
+                }
             }
             finally
             {

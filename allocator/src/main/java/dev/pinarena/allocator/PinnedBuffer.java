@@ -164,8 +164,10 @@ public final class PinnedBuffer extends UnsafeBuffer implements AutoCloseable
     }
 
     /**
-     * @return the remote key a peer uses for this buffer.
+     * @return the remote key a peer uses for this buffer ({@link PinnedArena#rkey(long)}: with a verbs registrar
+     * it reaches exactly this buffer and dies when it is freed).
      * @throws NotRemoteBufferException for a local-only buffer.
+     * @throws NoRemoteKeyException     when the arena makes no keys for peers (io_uring, mlock, UCX registrars).
      */
     public int rkey()
     {

@@ -3,18 +3,21 @@ package dev.pinarena.allocator;
 import org.agrona.UnsafeApi;
 
 /**
- * The one place that decides whether a freed buffer is zeroed: buffers of the remote scope, when the arena
- * was configured to ({@link ArenaConfig#zeroRemoteOnFree()}), so a peer that still holds the rkey reads
- * zeros, never the next owner's data. Every free path (owner, cross-thread, run, dedicated) calls it before
- * the buffer can be handed out again.
+ * The one place every free path (owner, cross-thread, run, dedicated) calls before a buffer can be handed out
+ * again. For a buffer of the remote scope, in this order: its own remote key is revoked and the device has
+ * confirmed it ({@link ExposedKeys#revoke(long)}, which throws, before anything changes, if it could not);
+ * then the bytes are zeroed when the arena was configured to ({@link ArenaConfig#zeroRemoteOnFree()}), so a
+ * peer that still holds a chunk-wide key reads zeros, never the next owner's data.
  */
 final class ZeroOnFree
 {
     private final boolean zeroRemote;
+    private final ExposedKeys keys;
 
-    ZeroOnFree(final boolean zeroRemote)
+    ZeroOnFree(final boolean zeroRemote, final ExposedKeys keys)
     {
         this.zeroRemote = zeroRemote;
+        this.keys = keys;
     }
 
     /**
@@ -24,9 +27,13 @@ final class ZeroOnFree
      */
     void freed(final BufferScope scope, final long address, final long bytes)
     {
-        if (zeroRemote && scope == BufferScope.REMOTE)
+        if (scope == BufferScope.REMOTE)
         {
-            UnsafeApi.setMemory(address, bytes, (byte)0);
+            keys.revoke(address);
+            if (zeroRemote)
+            {
+                UnsafeApi.setMemory(address, bytes, (byte)0);
+            }
         }
     }
 }

@@ -24,7 +24,11 @@ class RemoteScopeTest extends ArenaFixture
         assertEquals(Access.LOCAL_WRITE, arena.region(local).access());
         assertEquals(BufferScope.LOCAL, arena.scopeOf(local));
         assertEquals(BufferScope.REMOTE, arena.scopeOf(remote));
-        assertEquals(arena.region(remote).rkey(), arena.rkey(remote));
+        assertEquals(RemoteKeyMode.NONE, arena.remoteKeyMode());
+        assertTrue(arena.remoteKeyReason().contains("io_uring"), arena.remoteKeyReason());
+        final NoRemoteKeyException none = assertThrows(NoRemoteKeyException.class, () -> arena.rkey(remote));
+        assertTrue(none.getMessage().contains("no remote keys") && none.getMessage().contains("io_uring"),
+            none.getMessage());
         final NotRemoteBufferException ex = assertThrows(NotRemoteBufferException.class, () -> arena.rkey(local));
         assertTrue(ex.getMessage().contains(Long.toHexString(local)));
         assertTrue((local & ~(TestArenas.CHUNK - 1)) != (remote & ~(TestArenas.CHUNK - 1)));

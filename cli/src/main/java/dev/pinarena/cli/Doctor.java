@@ -16,7 +16,10 @@ import dev.pinarena.registration.os.PageMap;
 import dev.pinarena.registration.select.RegistrarKind;
 import dev.pinarena.registration.select.RegistrarSelector;
 import dev.pinarena.registration.uring.IoUringRegistrar;
+import dev.pinarena.registration.verbs.MemoryWindows;
 import dev.pinarena.registration.verbs.VerbsProbe;
+import dev.pinarena.registration.verbs.VerbsRegistrar;
+import dev.pinarena.registration.verbs.WindowsUnavailableException;
 
 import java.io.PrintStream;
 import java.util.List;
@@ -33,6 +36,44 @@ final class Doctor
 
     private Doctor()
     {
+    }
+
+    /**
+     * Which remote-key mode an arena (and the C shim) would use on this machine, and why: the same decision
+     * the arena makes at its first remote chunk (a window pool with its bounds probe), made here on the first
+     * device.
+     */
+    private static void remoteKeys(final PrintStream out, final VerbsProbe verbs)
+    {
+        if (!verbs.available())
+        {
+            line(out, WARN, "remote keys", "none per buffer: no RDMA device (" + verbs.reason() + "); io_uring and " +
+                "mlock pin memory but make no keys for peers, so remote-scope buffers are pinned memory without " +
+                "a key (Java rkey() throws NoRemoteKeyException, C pinarena_lookup returns -ENODATA)",
+                "remote access needs an RDMA device (verbs)");
+            return;
+        }
+        try (VerbsRegistrar registrar = VerbsRegistrar.open(null, new PinBudget(PinBudget.UNLIMITED)))
+        {
+            String mode;
+            try (MemoryWindows windows = MemoryWindows.open(registrar))
+            {
+                mode = "window: a memory window bound to exactly each remote buffer, revoked on free (" +
+                    registrar.deviceName() + " has memory windows and keeps a peer inside their bounds)";
+            }
+            catch (final WindowsUnavailableException ex)
+            {
+                mode = "mr: a registration of exactly each remote buffer, deregistered on free (" +
+                    registrar.deviceName() + ": " + ex.getMessage() + ")";
+            }
+            line(out, OK, "remote keys", mode + "; the same in Java allocateRemote and the C shim's " +
+                "pinarena_alloc_remote; the heap and local buffers are local-only", null);
+        }
+        catch (final RegistrationException ex)
+        {
+            line(out, WARN, "remote keys", "could not open " + verbs.deviceNames() + ": " + ex.getMessage(),
+                "remote access needs a usable RDMA device");
+        }
     }
 
     static int run(final PrintStream out)
@@ -53,18 +94,7 @@ final class Doctor
                     "testbed (testbed/softroce)");
         }
 
-        if (verbs.available())
-        {
-            line(out, OK, "remote keys", "C shim pinarena_alloc_remote: a memory window bound to exactly the " +
-                "buffer and revoked on free where the device keeps window keys inside their bounds (probed at " +
-                "first use; rdma_rxe does not), else an ibv_reg_mr of exactly the buffer; the heap is local-only. " +
-                "Java allocateRemote: the remote chunk's key (reaches every remote buffer of that chunk)", null);
-        }
-        else
-        {
-            line(out, WARN, "remote keys", "none: io_uring and mlock pin memory but give no rkeys; remote-scope " +
-                "buffers are plain memory here", "remote access needs an RDMA device (verbs)");
-        }
+        remoteKeys(out, verbs);
 
         final MemlockLimit limit = MemlockLimit.read();
         if (limit.capIpcLock() || limit.softBytes() == PinBudget.UNLIMITED)

@@ -59,6 +59,12 @@ class DoctorTest
             text);
         assertTrue(text.matches("(?s).*\\] pool runs out +then chunks map as (thp|4k) 4 MiB \\(THP [a-z]+\\)\n.*"),
             text);
+        // which remote-key mode this machine would use, and why
+        final String keys = dev.pinarena.registration.verbs.VerbsProbe.probe().available() ?
+            "(?s).*\\] remote keys +(window: a memory window bound to exactly each remote buffer|mr: a registration " +
+                "of exactly each remote buffer, deregistered on free \\(.*memory windows unavailable: .+\\)).*" :
+            "(?s).*\\] remote keys +none per buffer: no RDMA device .*io_uring and mlock pin memory but make no keys.*";
+        assertTrue(text.matches(keys), text);
     }
 
     private static long freeTwoMegabytePages()

@@ -98,8 +98,9 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
     }
 
     /**
-     * @param buffer a direct buffer of this allocator (remote scope), or a slice or duplicate of one.
-     * @return the remote key of the memory at its first byte.
+     * @param buffer a direct buffer of this allocator (remote scope); with per-buffer keys (the arena's default
+     *               over verbs) its key reaches exactly the buffer, so a slice has no key of its own.
+     * @return the remote key of the memory at its first byte ({@link PinnedArena#rkey(long)}).
      */
     public int rkey(final ByteBuf buffer)
     {

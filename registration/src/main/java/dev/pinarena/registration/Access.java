@@ -16,8 +16,13 @@ public final class Access
     /** A peer may perform atomics on the memory. */
     public static final int REMOTE_ATOMIC = 1 << 3;
 
+    /**
+     * Memory windows may be bound to the memory ({@code IBV_ACCESS_MW_BIND}): the registration's own key then
+     * reaches nothing remotely unless a remote right is also granted; each window's key reaches its window.
+     */
+    public static final int MW_BIND = 1 << 4;
     /** Every bit this project knows; anything else is refused. */
-    public static final int ALL_KNOWN = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
+    public static final int ALL_KNOWN = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND;
 
     private Access()
     {
@@ -63,6 +68,7 @@ public final class Access
         append(sb, access, REMOTE_WRITE, "REMOTE_WRITE");
         append(sb, access, REMOTE_READ, "REMOTE_READ");
         append(sb, access, REMOTE_ATOMIC, "REMOTE_ATOMIC");
+        append(sb, access, MW_BIND, "MW_BIND");
         final int unknown = access & ~ALL_KNOWN;
         if (unknown != 0)
         {

@@ -309,6 +309,68 @@ public final class VerbsRegistrar extends Registrar
     }
 
     /**
+     * Registers exactly [address, address + length) with {@code access}, byte for byte (no page rounding),
+     * outside the regions this registrar tracks: a key for one buffer of memory that is already pinned by a
+     * region of this registrar (so the budget is not charged again). For per-buffer remote keys; release it
+     * with {@link #deregisterExact(long)} before the region under it is deregistered.
+     *
+     * @param address first byte, any alignment.
+     * @param length  bytes, positive.
+     * @param access  {@link Access} bits.
+     * @return the {@code struct ibv_mr *}; its keys are {@link #exactRkey(long)} and {@link #exactLkey(long)}.
+     * @throws RegistrationException when the device refuses.
+     */
+    public long registerExact(final long address, final long length, final int access)
+    {
+        Access.validate(access);
+        if (address == 0 || length <= 0 || address + length < address)
+        {
+            throw new IllegalArgumentException("bad range 0x" + Long.toHexString(address) + "+" + length);
+        }
+        final Pointer mr = lib.ibv_reg_mr(pd, runtime.getMemoryManager().newPointer(address), length, access);
+        if (mr == null)
+        {
+            final int errno = runtime.getLastError();
+            throw new RegistrationException("ibv_reg_mr", errno, regMrHint(errno, address, length, access));
+        }
+        return mr.address();
+    }
+
+    /**
+     * @param mr a registration from {@link #registerExact(long, long, int)}.
+     * @return its remote key.
+     */
+    public int exactRkey(final long mr)
+    {
+        return runtime.getMemoryManager().newPointer(mr).getInt(MR_RKEY_OFFSET);
+    }
+
+    /**
+     * @param mr a registration from {@link #registerExact(long, long, int)}.
+     * @return its local key.
+     */
+    public int exactLkey(final long mr)
+    {
+        return runtime.getMemoryManager().newPointer(mr).getInt(MR_LKEY_OFFSET);
+    }
+
+    /**
+     * Deregisters a registration from {@link #registerExact(long, long, int)}: when this returns, its keys
+     * reach nothing.
+     *
+     * @param mr the {@code struct ibv_mr *}.
+     * @throws RegistrationException when the device refuses (the key may still be valid).
+     */
+    public void deregisterExact(final long mr)
+    {
+        final int rc = lib.ibv_dereg_mr(runtime.getMemoryManager().newPointer(mr));
+        if (rc != 0)
+        {
+            throw new RegistrationException("ibv_dereg_mr", rc, null);
+        }
+    }
+
+    /**
      * {@inheritDoc}
      */
     protected void unpin(final Region region)
