@@ -1,5 +1,6 @@
 #include "child.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,4 +81,13 @@ int su_exec_prepared(char* const argv[], const char* const env[], void (*prepare
   int st;
   waitpid(pid, &st, 0);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int su_rdma_device_present(void) {
+  DIR* d = opendir("/sys/class/infiniband");
+  if (d == NULL) return 0;
+  int n = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;) if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n > 0;
 }

@@ -17,4 +17,6 @@ int su_exec(char* const argv[], const char* const env[], char* out, size_t cap);
 /* The same, calling prepare() in the child just before exec (limits, capabilities; it may _exit). */
 int su_exec_prepared(char* const argv[], const char* const env[], void (*prepare)(void), char* out, size_t cap);
 const char* su_so(void);
+/* An RDMA device is listed under /sys/class/infiniband. */
+int su_rdma_device_present(void);
 #endif

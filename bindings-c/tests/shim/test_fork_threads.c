@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -73,15 +72,6 @@ static void pin_chunk_of(const void* p, size_t most) {
   pa_uring_reg_t reg;
   if (pa_uring_register(&own_ring, r.base, r.length < most ? r.length : most, &reg) != 0) { fprintf(stderr, "program pin failed\n"); exit(100); }
   own_pinned[own_npinned++] = (uintptr_t)r.base;
-}
-
-static int opendir_has_entries(const char* path) {
-  DIR* d = opendir(path);
-  if (d == NULL) return 0;
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) != NULL;) if (e->d_name[0] != '.') n++;
-  closedir(d);
-  return n;
 }
 
 /* Fork loop in a process started with the registrar under test. */
@@ -167,7 +157,7 @@ TEST(shim_fork_threads_program_pinned) { run_with("none", 1); }
  * pinned and are copied while the threads run. Needs an RDMA device: the
  * Soft-RoCE VM stage (make vm-test) runs it with PINARENA_REQUIRE_RDMA=1. */
 TEST(shim_fork_threads_verbs) {
-  if (opendir_has_entries("/sys/class/infiniband") == 0) {
+  if (!su_rdma_device_present()) {
     const char* req = getenv("PINARENA_REQUIRE_RDMA");
     CHECK(req == NULL || strcmp(req, "1") != 0, "PINARENA_REQUIRE_RDMA=1 but no RDMA device");
     SKIP("no RDMA device on this host: runs in the Soft-RoCE VM (make vm-test)");
