@@ -4,6 +4,7 @@
  * (~100 KiB): it gets its own mapping, not a heap block. */
 #include "internal.h"
 #include "regcache.h"
+#include "../raw_map.h"
 #include "../../include/pinarena.h"
 
 #include <errno.h>
@@ -26,16 +27,15 @@ PA_EXPORT int pinarena_cache_open(const pinarena_cache_ops_t* ops, size_t max_re
                                pinarena_cache_t** out) {
   if (ops == NULL || ops->reg == NULL || ops->dereg == NULL || out == NULL) return -EINVAL;
   /* raw: a fresh anonymous mapping, nothing to invalidate */
-  void* m = (void*)syscall(SYS_mmap, NULL, sizeof(pinarena_cache_t), PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return -ENOMEM;
+  void* m = pa_raw_map(sizeof(pinarena_cache_t));
+  if (m == NULL) return -ENOMEM;
   pinarena_cache_t* c = m;
   pa_rc_ops_t o = { ops->ctx, ops->reg, ops->dereg };
   pa_rc_config_t cfg = { .max_regions = max_regions, .max_bytes = max_bytes,
                          .verify = (flags & PINARENA_CACHE_VERIFY) != 0,
                          .no_merge = (flags & PINARENA_CACHE_NO_MERGE) != 0 };
   int rc = pa_rc_init(&c->rc, &o, &cfg);
-  if (rc != 0) { syscall(SYS_munmap, m, sizeof(pinarena_cache_t)); return rc; }
+  if (rc != 0) { pa_raw_unmap(m, sizeof(pinarena_cache_t)); return rc; }
   *out = c;
   return 0;
 }
@@ -43,7 +43,7 @@ PA_EXPORT int pinarena_cache_open(const pinarena_cache_ops_t* ops, size_t max_re
 PA_EXPORT void pinarena_cache_close(pinarena_cache_t* c) {
   if (c == NULL) return;
   pa_rc_destroy(&c->rc);
-  syscall(SYS_munmap, c, sizeof(pinarena_cache_t));   /* never registered: raw */
+  pa_raw_unmap(c, sizeof(pinarena_cache_t));   /* never registered: raw */
 }
 
 PA_EXPORT int pinarena_cache_get(pinarena_cache_t* c, const void* addr, size_t length, int access,

@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "remote.h"
+#include "../raw_map.h"
 #include "../../include/pinarena.h"
 
 #include <dlfcn.h>
@@ -80,11 +81,6 @@ static void forget_if_forked(void) {
   wpool = NULL;
   mode = PA_RKEYS_NONE;
   why_mode = "a forked child: the registrations are the parent's";
-}
-
-static void* raw_map(size_t len) {
-  void* p = (void*)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
 }
 
 static int resolve(void) {
@@ -141,7 +137,7 @@ static void choose(void) {
 static rchunk_t* chunk_new(size_t size) {
   size_t ngran = size >> RG_SHIFT;
   size_t meta = sizeof(rchunk_t) + ngran / 8 + ngran * sizeof(uint32_t) + ngran * sizeof(rbuf_t) + 64;
-  char* m = raw_map(meta);
+  char* m = pa_raw_map(meta);
   if (m == NULL) return NULL;
   pa_mapping_t os;
   int saved = errno;
@@ -152,7 +148,7 @@ static rchunk_t* chunk_new(size_t size) {
   const pa_backing_t* prefs = pa_opts.nprefs ? pa_opts.prefs : remote_prefs;
   size_t nprefs = pa_opts.nprefs ? pa_opts.nprefs : sizeof remote_prefs / sizeof remote_prefs[0];
   if (pa_os_map_chunk(size, prefs, nprefs, &os) != 0) {
-    syscall(SYS_munmap, m, meta);
+    pa_raw_unmap(m, meta);
     errno = saved;
     return NULL;
   }
@@ -170,7 +166,7 @@ static rchunk_t* chunk_new(size_t size) {
     c->mr = rv.reg_mr(rpd, c->base, size, access);
     if (c->mr == NULL) {
       pa_os_unmap_chunk(&c->os);           /* never registered */
-      syscall(SYS_munmap, m, meta);
+      pa_raw_unmap(m, meta);
       errno = ENOMEM;
       return NULL;
     }

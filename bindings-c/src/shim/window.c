@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "remote.h"
+#include "../raw_map.h"
 #include "rc_connect.h"
 
 #include <errno.h>
@@ -52,11 +53,6 @@ struct pa_wpool_s {
   uint32_t        total;            /* windows allocated */
   struct ibv_mw** ring;
 };
-
-static void* raw_map(size_t len) {
-  void* p = (void*)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
 
 static int pick_gid(const pa_rv_t* rv, struct ibv_context* ctx, union ibv_gid* gid, int* index) {
   struct ibv_port_attr port;
@@ -114,7 +110,7 @@ static int self_read(pa_wpool_t* w, struct ibv_qp* qp, void* local, uint32_t lke
  * per-buffer registrations are used instead.) 0: bounds hold. */
 static int probe_bounds(pa_wpool_t* w, const char** why) {
   const size_t len = 2 * 4096;
-  char* buf = raw_map(len);
+  char* buf = pa_raw_map(len);
   if (buf == NULL) { *why = "no memory for the window probe"; return -ENOMEM; }
   int verdict = -EIO;
   struct ibv_mr* mr = w->rv->reg_mr(w->pd, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
@@ -142,7 +138,7 @@ static int probe_bounds(pa_wpool_t* w, const char** why) {
   if (target) w->rv->destroy_qp(target);
   if (qp) w->rv->destroy_qp(qp);
   for (struct ibv_wc wc; ibv_poll_cq(w->cq, 1, &wc) > 0;) {}   /* flushed requests of the probe QP */
-  if (mr == NULL || w->rv->dereg_mr(mr) == 0) syscall(SYS_munmap, buf, len);   /* else it stays: still registered */
+  if (mr == NULL || w->rv->dereg_mr(mr) == 0) pa_raw_unmap(buf, len);   /* else it stays: still registered */
   return verdict;
 }
 
@@ -153,8 +149,8 @@ int pa_wpool_open(pa_wpool_t** out, const pa_rv_t* rv, struct ibv_pd* pd, int ty
   uint64_t need = type == IBV_MW_TYPE_1 ? IBV_DEVICE_MEM_WINDOW
                                         : (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
   if (dev.max_mw == 0 || !(dev.device_cap_flags & need)) { *why = "the device has no memory windows of that type"; return -EOPNOTSUPP; }
-  pa_wpool_t* w = raw_map(sizeof(*w));
-  struct ibv_mw** ring = raw_map(WP_RING * sizeof(*ring));    /* untouched pages cost nothing */
+  pa_wpool_t* w = pa_raw_map(sizeof(*w));
+  struct ibv_mw** ring = pa_raw_map(WP_RING * sizeof(*ring));    /* untouched pages cost nothing */
   if (w == NULL || ring == NULL) { *why = "no memory for the window pool"; return -ENOMEM; }
   w->rv = rv; w->pd = pd; w->type = type; w->ring = ring;
   w->cq = rv->create_cq(pd->context, 2 * WP_DEPTH, NULL, NULL, 0);
@@ -267,8 +263,8 @@ void pa_wpool_close(pa_wpool_t* w) {
   while (w->head != w->tail) ibv_dealloc_mw(w->ring[w->head++ % WP_RING]);
   w->rv->destroy_qp(w->qp);
   w->rv->destroy_cq(w->cq);
-  syscall(SYS_munmap, w->ring, WP_RING * sizeof(*w->ring));
-  syscall(SYS_munmap, w, sizeof(*w));
+  pa_raw_unmap(w->ring, WP_RING * sizeof(*w->ring));
+  pa_raw_unmap(w, sizeof(*w));
 }
 
 void pa_wpool_drop(pa_wpool_t* w, struct ibv_mw* mw) { discard(w, mw); }
