@@ -4,12 +4,19 @@
 # process at exit) that the shim served the program's allocations — not only
 # that it exited 0. A missing program is a FAILURE naming the Debian package
 # (no silent skip). Ends with "N passed, N failed, N skipped".
+#   tests/real/run.sh [FILTER]   only the tests whose name contains FILTER (the C runners' TESTS_FILTER)
 set -uo pipefail
 SO=${PINARENA_SO:?PINARENA_SO=path/to/libpinarena.so}
+FILTER=${1:-}
 WORK=$(mktemp -d /tmp/pinarena-real-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 passed=0 failed=0 skipped=0
 
+want() {  # want NAME...: one of the block's tests is selected by FILTER
+  local name
+  for name in "$@"; do [[ -z "$FILTER" || "$name" == *"$FILTER"* ]] && return 0; done
+  return 1
+}
 need() {  # need CMD PACKAGE
   command -v "$1" >/dev/null 2>&1 && return 0
   echo "FAIL $T: '$1' not installed (Debian package: $2)"; failed=$((failed + 1)); return 1
@@ -24,6 +31,7 @@ stats_ok() {
 }
 run() {  # run NAME EXE MIN -- command...
   T=$1; local exe=$2 min=$3; shift 4
+  want "$T" || return 0
   local st="$WORK/$T.stats"; : > "$st"
   echo "RUN  $T"
   if ! PINARENA_STATS="$st" LD_PRELOAD="$SO" "$@" > "$WORK/$T.out" 2>&1; then
@@ -40,7 +48,7 @@ run() {  # run NAME EXE MIN -- command...
 
 # --- python3: dict/list churn (PYTHONMALLOC=malloc: every object through malloc, not pymalloc arenas)
 T=real_python3_churn
-if need /usr/bin/python3 python3; then
+if want $T && need /usr/bin/python3 python3; then
   cat > "$WORK/churn.py" <<'PY'
 import random
 d = {}
@@ -58,7 +66,7 @@ fi
 
 # --- gcc compiling a C file (driver, cc1, as, collect2, ld all under the shim)
 T=real_gcc_compile
-if need gcc gcc; then
+if want $T && need gcc gcc; then
   cat > "$WORK/prog.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,14 +80,14 @@ fi
 
 # --- git init / add / commit
 T=real_git_commit
-if need git git; then
+if want $T && need git git; then
   mkdir -p "$WORK/repo" && for i in $(seq 1 50); do echo "file $i" > "$WORK/repo/f$i.txt"; done
   run real_git_commit git 200 -- sh -c "cd '$WORK/repo' && git init -q && git add . && git -c user.name=t -c user.email=t@t commit -qm init && git log --oneline | grep -q init"
 fi
 
 # --- java -version and a small Java program (JVM's native allocations: malloc for its metadata, threads)
 T=real_java_version
-if need java openjdk-17-jdk-headless; then
+if want real_java_version real_java_program && need java openjdk-17-jdk-headless; then
   run real_java_version java 1000 -- java -version
   T=real_java_program
   cat > "$WORK/Churn.java" <<'J'
@@ -97,7 +105,7 @@ fi
 
 # --- Open MPI: 2 ranks exchange buffers, data checked
 T=real_openmpi_2ranks
-if need mpicc libopenmpi-dev && need mpirun openmpi-bin; then
+if want $T && need mpicc libopenmpi-dev && need mpirun openmpi-bin; then
   cat > "$WORK/mpi.c" <<'C'
 #include <mpi.h>
 #include <stdio.h>
@@ -132,5 +140,6 @@ C
   fi
 fi
 
+[ -n "$FILTER" ] && [ $((passed + failed + skipped)) -eq 0 ] && echo "no real-program test matches '$FILTER'"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

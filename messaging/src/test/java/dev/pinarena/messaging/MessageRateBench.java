@@ -123,7 +123,7 @@ public final class MessageRateBench
                     " direct %d, per-message %d, fresh %d%s%n", sizes[s], (long)counts[s] * reps, verbsRegistrations[s][0],
                     verbsRegistrations[s][1], verbsRegistrations[s][2], verbsRegistrations[s][3],
                     VerbsRegistrationCounter.registrations() == VerbsRegistrationCounter.NOT_COUNTED ?
-                    " (not counted: preload target/native/libverbs-reg-counter.so)" : "");
+                    " (not counted: preload " + VerbsRegistrationCounter.LIBRARY + ")" : "");
             }
             new UnsafeBuffer(header, 8).putLong(0, 0);
             node.await(peer.send(BenchReceiverMain.STOP, header, 8, header, 0, null));

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * RC verbs transport on rxe0. Every byte of every active message, put and get (64 B to 4 MiB) is checked by
  * them; this test checks that rxe0's packet counters counted at least one packet per 4 KiB moved, and that
  * after the first round neither JVM mapped memory in UCX ({@code ucp_mem_map}) nor registered any with the
- * device ({@code ibv_reg_mr}, counted by the preloaded src/test/c/verbs_reg_counter.c in both JVMs).
+ * device ({@code ibv_reg_mr}, counted by bindings-c's preloaded libpinarena-regcount.so in both JVMs).
  */
 @Tag("softroce")
 class TwoJvmSoftRoceTest

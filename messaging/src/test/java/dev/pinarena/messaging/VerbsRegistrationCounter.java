@@ -1,29 +1,33 @@
 package dev.pinarena.messaging;
 
 import jnr.ffi.LibraryLoader;
+import jnr.ffi.annotations.Out;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 
 /**
- * Reads the ibv_reg_mr count of this process from the counting library (src/test/c/verbs_reg_counter.c) when it
- * is preloaded (LD_PRELOAD), so a test can show that UCX made no device registration of its own per message.
+ * Reads the ibv_reg_mr count of this process from the project's one counting preload, bindings-c's
+ * {@code libpinarena-regcount.so} (tests/mpi/regcount.c, built into pinarena.native.dir/mpi), when it is preloaded
+ * (LD_PRELOAD), so a test can show that UCX made no device registration of its own per message.
  */
 final class VerbsRegistrationCounter
 {
-    /** Where the messaging build puts the library, relative to the module. */
-    static final Path LIBRARY = Paths.get("target/native/libverbs-reg-counter.so");
+    /** The library's file name. */
+    private static final String NAME = "libpinarena-regcount.so";
+    /** Where bindings-c's build puts the library (pinarena.native.dir, as Maven and testbed/run-junit pass it). */
+    static final Path LIBRARY = Paths.get(System.getProperty("pinarena.native.dir", "../bindings-c/target"), "mpi", NAME);
     /** The count when the library is not preloaded. */
     static final long NOT_COUNTED = -1;
 
-    /** The library's counters. */
+    /** The library's reader: registrations, their bytes, deregistrations (struct regcount, three uint64_t). */
     public interface Counts
     {
         /**
-         * @return registrations so far.
+         * @param out filled with registrations, registered bytes and deregistrations so far.
          */
-        long pinarena_verbs_registrations();
+        void regcount_read(@Out long[] out);
     }
 
     private static final Counts COUNTS = load();
@@ -37,7 +41,13 @@ final class VerbsRegistrationCounter
      */
     static long registrations()
     {
-        return COUNTS == null ? NOT_COUNTED : COUNTS.pinarena_verbs_registrations();
+        if (COUNTS == null)
+        {
+            return NOT_COUNTED;
+        }
+        final long[] counts = new long[3];
+        COUNTS.regcount_read(counts);
+        return counts[0];
     }
 
     /**
@@ -51,13 +61,13 @@ final class VerbsRegistrationCounter
     private static Counts load()
     {
         final String preload = System.getenv("LD_PRELOAD");
-        if (preload == null || !preload.contains("libverbs-reg-counter.so"))
+        if (preload == null)
         {
             return null;
         }
         for (final String path : preload.split("[: ]"))
         {
-            if (path.endsWith("libverbs-reg-counter.so"))
+            if (path.endsWith(NAME))
             {
                 return LibraryLoader.create(Counts.class).load(path);
             }
