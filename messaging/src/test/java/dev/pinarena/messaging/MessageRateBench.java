@@ -1,5 +1,6 @@
 package dev.pinarena.messaging;
 
+import dev.pinarena.registration.AgronaAccess;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.openucx.jucx.UcxUtils;
@@ -60,7 +61,7 @@ public final class MessageRateBench
         final String classPath = "target/test-classes:target/classes:" +
             Files.readString(Paths.get("target/softroce-cp.txt")).trim();
         final Process receiver = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", classPath,
+            AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE, "-cp", classPath,
             BenchReceiverMain.class.getName(), HOST, Integer.toString(PORT))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         final BufferedReader out = new BufferedReader(new InputStreamReader(receiver.getInputStream(), StandardCharsets.UTF_8));

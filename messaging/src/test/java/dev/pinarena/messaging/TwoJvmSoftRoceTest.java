@@ -1,5 +1,6 @@
 package dev.pinarena.messaging;
 
+import dev.pinarena.registration.AgronaAccess;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -121,7 +122,7 @@ class TwoJvmSoftRoceTest
                 Files.readString(Paths.get("target/softroce-cp.txt")).trim();
             final List<String> command = new java.util.ArrayList<>(List.of(
                 Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", classPath, mainClass));
+                AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE, "-cp", classPath, mainClass));
             command.addAll(List.of(args));
             final ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
             builder.environment().put("LD_PRELOAD", preload);

@@ -1,5 +1,6 @@
 package dev.pinarena.perf;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.registration.Region;
 import io.netty.buffer.ByteBuf;
 import org.agrona.BufferUtil;
@@ -34,7 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Threads(2)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE})
 public class CrossThreadFreeBenchmark
 {
     /** Buffers in flight per direction stay under this many bytes (and 1024 buffers). */

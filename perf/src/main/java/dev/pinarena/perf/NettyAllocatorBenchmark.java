@@ -1,5 +1,6 @@
 package dev.pinarena.perf;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.allocator.BufferScope;
 import dev.pinarena.netty.PinnedByteBufAllocator;
 import io.netty.buffer.ByteBuf;
@@ -28,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE})
 public class NettyAllocatorBenchmark
 {
     /** Buffer size in bytes. */

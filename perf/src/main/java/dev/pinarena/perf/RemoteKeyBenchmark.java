@@ -1,5 +1,6 @@
 package dev.pinarena.perf;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.allocator.ArenaConfig;
 import dev.pinarena.allocator.PinnedArena;
 import dev.pinarena.allocator.RemoteKeyMode;
@@ -41,7 +42,7 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE})
 public class RemoteKeyBenchmark
 {
     private static final long CHUNK = 4L << 20;

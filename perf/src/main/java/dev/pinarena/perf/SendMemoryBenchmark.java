@@ -1,5 +1,6 @@
 package dev.pinarena.perf;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.registration.Access;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.cache.CachedRegion;
@@ -40,7 +41,7 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE})
 public class SendMemoryBenchmark
 {
     /** Message size in bytes. */

@@ -7,8 +7,15 @@ package dev.pinarena.registration;
  */
 public final class AgronaAccess
 {
-    /** The JVM option every JVM using pinarena needs. */
-    public static final String FLAG = "--add-exports java.base/jdk.internal.misc=ALL-UNNAMED";
+    /** The option's name, as one argument of a child JVM's command line. */
+    public static final String EXPORTS_OPTION = "--add-exports";
+    /** The option's value, the argument after {@link #EXPORTS_OPTION}. */
+    public static final String EXPORTS_VALUE = "java.base/jdk.internal.misc=ALL-UNNAMED";
+    /**
+     * The JVM option every JVM using pinarena needs. Defined here for Java, as pinarena.jvm.exports in the
+     * parent pom for Maven, and in jvm-exports.args (a java @argfile) for the scripts.
+     */
+    public static final String FLAG = EXPORTS_OPTION + " " + EXPORTS_VALUE;
 
     private AgronaAccess()
     {

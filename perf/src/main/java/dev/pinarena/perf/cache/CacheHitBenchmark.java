@@ -1,5 +1,6 @@
 package dev.pinarena.perf.cache;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.registration.Access;
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.Region;
@@ -33,7 +34,7 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE})
 public class CacheHitBenchmark
 {
     private static final long MAPPING = 64L << 20;

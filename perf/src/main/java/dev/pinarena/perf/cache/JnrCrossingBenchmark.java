@@ -1,5 +1,6 @@
 package dev.pinarena.perf.cache;
 
+import dev.pinarena.registration.AgronaAccess;
 import com.kenai.jffi.Library;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Pointer;
@@ -31,7 +32,7 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE})
 public class JnrCrossingBenchmark
 {
     /** A C comparator, called back by qsort. */

@@ -1,5 +1,6 @@
 package dev.pinarena.registration.cache;
 
+import dev.pinarena.registration.AgronaAccess;
 import org.junit.jupiter.api.Test;
 
 import java.io.File;
@@ -40,7 +41,7 @@ class ShimPreloadFeedTest
         assertNotNull(classpath, "surefire.test.class.path (the child's classpath)");
         final String java = System.getProperty("java.home") + "/bin/java";
         final ProcessBuilder pb = new ProcessBuilder(
-            java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", classpath,
+            java, AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE, "-cp", classpath,
             ShimPreloadChild.class.getName())
             .redirectErrorStream(true);
         pb.environment().put("LD_PRELOAD", so.getPath());

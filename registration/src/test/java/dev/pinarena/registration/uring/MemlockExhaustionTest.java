@@ -1,5 +1,6 @@
 package dev.pinarena.registration.uring;
 
+import dev.pinarena.registration.AgronaAccess;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -53,7 +54,7 @@ class MemlockExhaustionTest
         final Process process = new ProcessBuilder(List.of(
             "prlimit", "--memlock=" + LIMIT + ":" + LIMIT,
             "setpriv", "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock",
-            java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", classPath, mainClass))
+            java, AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE, "-cp", classPath, mainClass))
             .redirectErrorStream(true)
             .start();
         final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -1,5 +1,6 @@
 package dev.pinarena.registration.verbs;
 
+import dev.pinarena.registration.AgronaAccess;
 import dev.pinarena.registration.Access;
 import dev.pinarena.registration.internal.Errno;
 import dev.pinarena.registration.PinBudget;
@@ -318,7 +319,7 @@ final class VerbsRegistrarTest
         final List<String> command = new ArrayList<>(List.of(
             "setpriv", "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock",
             Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE,
             "-cp", childClassPath(),
             VerbsMemlockChild.class.getName(),
             Long.toString(limit), Long.toString(chunk), "64"));
