@@ -22,12 +22,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What a new user meets first: the README's producer/consumer example compiles and runs as printed, and a
+ * What a new user meets first: the Java guide's (docs/java.md) producer/consumer example compiles and runs as printed, and a
  * JVM started without the Agrona flag gets an error that names the flag.
  */
 class GettingStartedTest
 {
-    private static final Path README = Path.of("..", "README.md");
+    /** The Java guide the README links to (docs/java.md) carries the first example. */
+    private static final Path README = Path.of("..", "docs", "java.md");
     /** The example is the java block right after this marker. */
     private static final String MARKER = "<!-- example: ProducerConsumer.java -->";
 
@@ -36,7 +37,7 @@ class GettingStartedTest
     {
         final String readme = Files.readString(README);
         final int at = readme.indexOf(MARKER);
-        assertTrue(at >= 0, "README.md has the marked example");
+        assertTrue(at >= 0, README + " has the marked example");
         final Matcher block = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL).matcher(readme.substring(at));
         assertTrue(block.find(), "a java block follows the marker");
         final String source = block.group(1);

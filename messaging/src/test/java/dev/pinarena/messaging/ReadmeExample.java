@@ -8,7 +8,7 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The sender/receiver pair shown in the README, kept here so it always compiles.
+ * The sender/receiver pair shown in messaging/README.md, kept here so it always compiles.
  */
 final class ReadmeExample
 {

@@ -1,0 +1,2 @@
+/** The report {@code ./pinarena bench} writes (perf/report/REPORT.md) and its charts. */
+package dev.pinarena.perf.report;

@@ -1,0 +1,2 @@
+/** The mlock registrar: residency only, the last fallback. */
+package dev.pinarena.registration.mlock;

@@ -1,0 +1,2 @@
+/** Choosing a registrar ({@code auto}) and saying why each better one was passed over. */
+package dev.pinarena.registration.select;
