@@ -83,9 +83,12 @@ int main(int argc, char** argv) {
       close(p[0]);
       reason_fd = p[1];
       /* PINARENA_TEST_TIMEOUT: seconds per test where the default is too
-         short (the fork loop under emulation in the Soft-RoCE VM) */
+         short; PINARENA_TIME_SCALE (the Soft-RoCE VM's measured slowdown of
+         the host, testbed/softroce) multiplies either */
       const char* tmo = getenv("PINARENA_TEST_TIMEOUT");
-      alarm(tmo != NULL && atoi(tmo) > 0 ? (unsigned)atoi(tmo) : TEST_TIMEOUT_S);
+      const char* scale = getenv("PINARENA_TIME_SCALE");
+      unsigned limit = tmo != NULL && atoi(tmo) > 0 ? (unsigned)atoi(tmo) : TEST_TIMEOUT_S;
+      alarm(limit * (scale != NULL && atoi(scale) > 0 ? (unsigned)atoi(scale) : 1u));
       t->fn();
       fflush(stdout);
       _exit(0);

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # The shim's verbs registrar on a real kernel verbs stack (Soft-RoCE VM):
-#   bindings-c/tests/real/softroce.sh BUILD_DIR      (from the repository root; boots the VM, ~15 s)
+#   bindings-c/tests/real/softroce.sh BUILD_DIR              boots the VM for these checks alone (~15 s)
+#   bindings-c/tests/real/softroce.sh --in-guest BUILD_DIR   already in the guest (make vm-test's one boot)
 # auto picks verbs (rxe0), every 1 MiB block is registered, and pinarena_set_pd
 # adopts the application's PD (chunks registered before are moved to it).
 set -uo pipefail
+in_guest=0
+[ "${1:-}" = --in-guest ] && { in_guest=1; shift; }
 B=$(cd "${1:?BUILD_DIR}" && pwd)
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 SOFTROCE=${SOFTROCE:-$ROOT/testbed/softroce}
-out=$("$SOFTROCE" --env LD_PRELOAD="$B/libpinarena.so" -- sh -c "
-  $B/pinarena-shim-probe 8; echo rc1=\$?
-  $B/pinarena-shim-probe 8 verbs; echo rc2=\$?" 2>&1)
+probes="env LD_PRELOAD=$B/libpinarena.so $B/pinarena-shim-probe 8; echo rc1=\$?
+  env LD_PRELOAD=$B/libpinarena.so $B/pinarena-shim-probe 8 verbs; echo rc2=\$?"
+if ((in_guest)); then
+  out=$(sh -c "$probes" 2>&1)
+else
+  out=$("$SOFTROCE" -- sh -c "$probes" 2>&1)
+fi
 echo "$out" | sed 's/^/      /'
 passed=0 failed=0
 check() { if echo "$out" | grep -q "$2"; then echo "PASS $1"; passed=$((passed+1)); else echo "FAIL $1: no '$2'"; failed=$((failed+1)); fi; }
