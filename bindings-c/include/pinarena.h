@@ -9,6 +9,11 @@
  *
  * Calling from code that does not link libpinarena: resolve the functions
  * with dlsym(RTLD_DEFAULT, "pinarena_lookup") and treat NULL as "not loaded".
+ *
+ * Cancellation: no function here is a cancellation point, and neither is
+ * any of the malloc family or the mmap family the shim interposes (as with
+ * glibc). A thread with a pending deferred cancel comes back from every
+ * call; the cancel acts at its next cancellation point.
  */
 #ifndef PINARENA_H
 #define PINARENA_H

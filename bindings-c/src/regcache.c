@@ -3,6 +3,7 @@
  * in Java; change both (shared scenario list: docs/ARCHITECTURE.md, "Twins"). */
 #define _GNU_SOURCE
 #include "regcache.h"
+#include "nocancel.h"
 #include "ivset.h"
 #include "pagemap.h"
 
@@ -251,7 +252,7 @@ static void say_stale(const pa_rc_region_t* r) {
                           ": physical frames changed since registration (an invalidation was missed); entry dropped\n" };
   for (size_t i = 0; i < 3; i++)
     for (const char* p = parts[i]; *p && n < sizeof line; p++) line[n++] = *p;
-  ssize_t w = write(2, line, n);
+  ssize_t w = pa_nc_write(2, line, n);
   (void)w;
 }
 
@@ -377,12 +378,12 @@ int pa_rc_init(pa_rc_t* c, const pa_rc_ops_t* ops, const pa_rc_config_t* cfg) {
     if (fd < 0) return fd;
     uint64_t pfn;
     int rc = pa_pagemap_pfn(fd, &pfn, &pfn);                 /* a present stack page */
-    if (rc < 0) { close(fd); return rc; }
+    if (rc < 0) { pa_nc_close(fd); return rc; }
     c->pagemap_fd = fd;
     c->verify = 1;
   }
   int s = pa_iv_open();
-  if (s < 0) { if (c->pagemap_fd >= 0) close(c->pagemap_fd); return s; }
+  if (s < 0) { if (c->pagemap_fd >= 0) pa_nc_close(c->pagemap_fd); return s; }
   c->sink = s;
   c->pending = pa_iv_pending(s);
   pthread_mutex_init(&c->mu, NULL);
@@ -403,7 +404,7 @@ void pa_rc_destroy(pa_rc_t* c) {
     release_region(c, r);
   }
   pa_iv_close(c->sink);
-  if (c->pagemap_fd >= 0) close(c->pagemap_fd);
+  if (c->pagemap_fd >= 0) pa_nc_close(c->pagemap_fd);
   pthread_mutex_unlock(&c->mu);
 }
 
