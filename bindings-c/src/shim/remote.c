@@ -236,8 +236,11 @@ static int key_revoke(rchunk_t* c, rbuf_t* b) {
 }
 
 PA_EXPORT void* pinarena_alloc_remote(size_t size, int access) {
-  if (size == 0 || size > ((size_t)1 << 40) ||
-      (access & ~(PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)) != 0 || access == 0) { errno = EINVAL; return NULL; }
+  if (size == 0 || (access & ~(PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)) != 0 || access == 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  if (size > ((size_t)1 << 40)) { errno = ENOMEM; return NULL; }   /* more than a chunk can be: as malloc */
   int nc = pa_nc_lock(&remote_lock);
   if (mode < 0) choose();
   forget_if_forked();
@@ -265,7 +268,7 @@ PA_EXPORT void* pinarena_alloc_remote(size_t size, int access) {
   if (rc != 0) {
     mark(c, (size_t)g, n, 0);
     pa_nc_unlock(&remote_lock, nc);
-    errno = -rc;
+    errno = rc == -ENOMEM ? ENOMEM : EIO;   /* the header's two: no memory, or the device refused the key */
     return NULL;
   }
   pa_nc_unlock(&remote_lock, nc);
