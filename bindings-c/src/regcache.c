@@ -176,7 +176,11 @@ static void index_remove(pa_rc_t* c, pa_rc_region_t* r) {
    pool. A forked child's copy of the cache only forgets it: the registration
    is the parent's (pa_rc_destroy). */
 static void release_region(pa_rc_t* c, pa_rc_region_t* r) {
-  if (c->owner == getpid()) c->ops.dereg(c->ops.ctx, r->addr, r->len, r->handle);
+  if (c->owner == getpid()) {
+    int nc = pa_nc_hold();                 /* the program's callback, under c->mu: no cancel acts in it */
+    c->ops.dereg(c->ops.ctx, r->addr, r->len, r->handle);
+    pa_nc_restore(nc);
+  }
   c->bytes -= r->len;
   c->live--;
   r->next_free = c->free_head;
@@ -323,7 +327,9 @@ static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_regi
       pa_rc_region_t* nr = &c->pool[c->free_head];
       uint64_t h;
       uint32_t lk, rk;
+      int nc = pa_nc_hold();               /* the program's callback, under c->mu (nocancel.h) */
       rc = c->ops.reg(c->ops.ctx, ua, len, uacc, &h, &lk, &rk);
+      pa_nc_restore(nc);
       if (rc == 0) {
         c->free_head = nr->next_free;
         nr->addr = ua; nr->len = len; nr->access = uacc; nr->handle = h; nr->lkey = lk; nr->rkey = rk;

@@ -29,6 +29,29 @@ static const char* scenario;
 static volatile int returned;
 static void* reused;                  /* calloc_huge: the freed huge object the thread's calloc reuses */
 
+/* cache_get: the program's registration callback has a cancellation point
+   of its own; pinarena_cache_get calls it under the cache's lock. */
+static pinarena_cache_t* cache;
+static int cb_reg(void* ctx, uintptr_t addr, size_t length, int access, uint64_t* handle, uint32_t* lkey, uint32_t* rkey) {
+  (void)ctx; (void)addr; (void)length; (void)access;
+  usleep(1);
+  *handle = 1; *lkey = *rkey = 7;
+  return 0;
+}
+static int cb_dereg(void* ctx, uintptr_t addr, size_t length, uint64_t handle) {
+  (void)ctx; (void)addr; (void)length; (void)handle;
+  usleep(1);
+  return 0;
+}
+static const pinarena_cache_ops_t cache_ops = { NULL, cb_reg, cb_dereg };
+static char cache_buf[3][8192] __attribute__((aligned(4096)));
+
+static void cache_use(int i) {
+  const pinarena_cache_region_t* r = NULL;
+  if (pinarena_cache_get(cache, cache_buf[i], sizeof cache_buf[i], 0, &r) == 0) pinarena_cache_put(cache, r);
+  pinarena_cache_invalidate(cache, cache_buf[i], sizeof cache_buf[i]);   /* dereg callback */
+}
+
 static void call_entry(void) {
   if (strcmp(scenario, "calloc_huge") == 0) {
     unsigned char* p = calloc(1, HUGE_BYTES);
@@ -64,6 +87,8 @@ static void call_entry(void) {
     (void)pinarena_get_stats(&st);
     (void)pinarena_registrar();
     pinarena_write_stats(1);
+  } else if (strcmp(scenario, "cache_get") == 0) {
+    cache_use(0);
   } else if (strcmp(scenario, "mmap_family") == 0) {
     char* m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) { printf("mmap failed\n"); return; }
@@ -98,6 +123,7 @@ static void use_everything(const char* who) {
   if (r != NULL) pinarena_free_remote(r);
   free(p);
   free(malloc(HUGE_BYTES));
+  if (cache != NULL) cache_use(strcmp(who, "child") == 0 ? 1 : 2);
 }
 
 int main(int argc, char** argv) {
@@ -110,6 +136,10 @@ int main(int argc, char** argv) {
     memset(p, 0x5a, HUGE_BYTES);      /* touched: calloc of the reused chunk must zero it */
     reused = p;
     free(p);
+  }
+  if (strcmp(scenario, "cache_get") == 0 && pinarena_cache_open(&cache_ops, 0, 0, 0, &cache) != 0) {
+    printf("pinarena_cache_open failed\n");
+    return 1;
   }
   pthread_t t;
   if (pthread_create(&t, NULL, thread_main, NULL) != 0) { printf("pthread_create failed\n"); return 1; }

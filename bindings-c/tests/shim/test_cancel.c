@@ -62,6 +62,13 @@ TEST(shim_cancel_pd_trim_stats) {
   expect_returns("trim_stats", verbose);
 }
 
+/* The program's registration callback runs under the cache's lock: a
+   cancellation point in it (usleep) killed the thread there with the lock
+   held, and the next get hung. */
+TEST(shim_cancel_cache_callback) {
+  expect_returns("cache_get", NULL);
+}
+
 TEST(shim_cancel_mmap_family) {
   expect_returns("mmap_family", NULL);
 }
