@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
     printf("returned\n");
   pid_t pid = fork();
   if (pid < 0) { printf("fork: %s\n", strerror(errno)); return 1; }
-  if (pid == 0) { use_everything("child"); _exit(0); }
+  if (pid == 0) { alarm(20); use_everything("child"); _exit(0); }   /* the alarm is not inherited */
   int st;
   waitpid(pid, &st, 0);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) { printf("child ended with status %#x\n", st); return 1; }
