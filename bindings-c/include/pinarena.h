@@ -9,6 +9,11 @@
  *
  * Calling from code that does not link libpinarena: resolve the functions
  * with dlsym(RTLD_DEFAULT, "pinarena_lookup") and treat NULL as "not loaded".
+ *
+ * Cancellation: no function here is a cancellation point, and neither is
+ * any of the malloc family or the mmap family the shim interposes (as with
+ * glibc). A thread with a pending deferred cancel comes back from every
+ * call; the cancel acts at its next cancellation point.
  */
 #ifndef PINARENA_H
 #define PINARENA_H
@@ -103,7 +108,7 @@ int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
 /* size bytes (zero-filled, 256-byte aligned) that peers may access as
  * `access` (PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE) with the key
  * pinarena_lookup reports. NULL with errno: EINVAL (size 0, bad access),
- * ENOMEM, EXDEV (pinarena_set_pd was called after the first remote
+ * ENOMEM (above 1 TiB, or the memory or a key's resources cannot be had), EXDEV (pinarena_set_pd was called after the first remote
  * allocation), EIO (the device refused the key). Release with
  * pinarena_free_remote, never free(). */
 void* pinarena_alloc_remote(size_t size, int access);

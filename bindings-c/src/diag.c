@@ -1,5 +1,6 @@
 /* diag.c — errno names and fixes, written without stdio. */
 #include "diag.h"
+#include "nocancel.h"
 
 #include <errno.h>
 #include <string.h>
@@ -72,6 +73,6 @@ void pa_diag(int fd, const char* call, int err) {
   const char* hint = pa_diag_hint(call, e);
   if (*hint != 0) { p = put(p, end, ": "); p = put(p, end, hint); }
   *p++ = '\n';
-  ssize_t w = write(fd, buf, (size_t)(p - buf));
+  ssize_t w = pa_nc_write(fd, buf, (size_t)(p - buf));
   (void)w;
 }

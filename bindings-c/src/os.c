@@ -5,6 +5,7 @@
  * "Twins"). */
 #define _GNU_SOURCE
 #include "os.h"
+#include "nocancel.h"
 #include "ivset.h"
 #include "procfs.h"
 
@@ -207,14 +208,14 @@ void pa_os_zero_touched(void* addr, size_t len) {
   const size_t page = 4096;
   char* p = (char*)addr;
   int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ((uintptr_t)p & (page - 1)) != 0) { if (fd >= 0) close(fd); memset(p, 0, len); return; }
+  if (fd < 0 || ((uintptr_t)p & (page - 1)) != 0) { if (fd >= 0) pa_nc_close(fd); memset(p, 0, len); return; }
   uint64_t ent[512];                                 /* 2 MiB of address space per read */
   size_t done = 0;
   while (done < len) {
     size_t pages = (len - done + page - 1) / page;
     if (pages > 512) pages = 512;
     off_t at = (off_t)(((uintptr_t)p + done) / page * sizeof(uint64_t));
-    ssize_t got = pread(fd, ent, pages * sizeof(uint64_t), at);
+    ssize_t got = pa_nc_pread(fd, ent, pages * sizeof(uint64_t), at);
     if (got != (ssize_t)(pages * sizeof(uint64_t))) { memset(p + done, 0, len - done); break; }
     for (size_t i = 0; i < pages; i++) {
       size_t n = len - done < page ? len - done : page;
@@ -222,7 +223,7 @@ void pa_os_zero_touched(void* addr, size_t len) {
       done += n;
     }
   }
-  close(fd);
+  pa_nc_close(fd);
 }
 
 int pa_os_prefer_huge(void* addr, size_t len) {

@@ -3,6 +3,7 @@
  * (kpageflags) in Java; change both (shared scenario list: docs/ARCHITECTURE.md,
  * "Twins"). */
 #include "pagemap.h"
+#include "nocancel.h"
 #include "common.h"
 
 #include <errno.h>
@@ -10,14 +11,14 @@
 #include <unistd.h>
 
 int pa_pagemap_open(void) {
-  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  int fd = pa_nc_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   return (fd < 0 ? -errno : fd);
 }
 
 static int pread_full(int fd, void* buf, size_t len, off_t off) {
   char* p = buf;
   while (len > 0) {
-    ssize_t n = pread(fd, p, len, off);
+    ssize_t n = pa_nc_pread(fd, p, len, off);
     if (n < 0) { if (errno == EINTR) continue; return -errno; }
     if (n == 0) return -EIO;
     p += n; len -= (size_t)n; off += n;
@@ -49,9 +50,9 @@ int pa_pagemap_pfns(int fd, const void* addr, size_t npages, uint64_t* out) {
 }
 
 int pa_kpageflags(uint64_t pfn, uint64_t* flags) {
-  int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+  int fd = pa_nc_open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
   int rc = pread_full(fd, flags, sizeof(*flags), (off_t)(pfn * sizeof(uint64_t)));
-  close(fd);
+  pa_nc_close(fd);
   return rc;
 }

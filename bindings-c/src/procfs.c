@@ -1,5 +1,6 @@
 /* procfs.c — line reader over /proc files: fixed buffer, raw read(). */
 #include "procfs.h"
+#include "nocancel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,12 +9,12 @@
 
 int pa_lr_open(pa_linereader_t* lr, const char* path) {
   lr->eof = 0; lr->skipping = 0; lr->err = 0; lr->pos = 0; lr->len = 0;
-  lr->fd = open(path, O_RDONLY | O_CLOEXEC);
+  lr->fd = pa_nc_open(path, O_RDONLY | O_CLOEXEC);
   return (lr->fd < 0 ? -errno : 0);
 }
 
 void pa_lr_close(pa_linereader_t* lr) {
-  if (lr->fd >= 0) close(lr->fd);
+  if (lr->fd >= 0) pa_nc_close(lr->fd);
   lr->fd = -1;
 }
 
@@ -26,7 +27,7 @@ static ssize_t lr_fill(pa_linereader_t* lr) {
     lr->pos = 0;
   }
   ssize_t n;
-  do { n = read(lr->fd, lr->buf + lr->len, PA_LR_BUFSIZE - lr->len); } while (n < 0 && errno == EINTR);
+  do { n = pa_nc_read(lr->fd, lr->buf + lr->len, PA_LR_BUFSIZE - lr->len); } while (n < 0 && errno == EINTR);
   if (n < 0) { lr->err = errno; return -1; }
   if (n == 0) lr->eof = 1;
   lr->len += (size_t)n;

@@ -3,6 +3,7 @@
  * in Java; change both (shared scenario list: docs/ARCHITECTURE.md, "Twins"). */
 #define _GNU_SOURCE
 #include "regcache.h"
+#include "nocancel.h"
 #include "ivset.h"
 #include "pagemap.h"
 
@@ -175,7 +176,11 @@ static void index_remove(pa_rc_t* c, pa_rc_region_t* r) {
    pool. A forked child's copy of the cache only forgets it: the registration
    is the parent's (pa_rc_destroy). */
 static void release_region(pa_rc_t* c, pa_rc_region_t* r) {
-  if (c->owner == getpid()) c->ops.dereg(c->ops.ctx, r->addr, r->len, r->handle);
+  if (c->owner == getpid()) {
+    int nc = pa_nc_hold();                 /* the program's callback, under c->mu: no cancel acts in it */
+    c->ops.dereg(c->ops.ctx, r->addr, r->len, r->handle);
+    pa_nc_restore(nc);
+  }
   c->bytes -= r->len;
   c->live--;
   r->next_free = c->free_head;
@@ -251,7 +256,7 @@ static void say_stale(const pa_rc_region_t* r) {
                           ": physical frames changed since registration (an invalidation was missed); entry dropped\n" };
   for (size_t i = 0; i < 3; i++)
     for (const char* p = parts[i]; *p && n < sizeof line; p++) line[n++] = *p;
-  ssize_t w = write(2, line, n);
+  ssize_t w = pa_nc_write(2, line, n);
   (void)w;
 }
 
@@ -322,7 +327,9 @@ static int get_slow(pa_rc_t* c, uintptr_t a, uintptr_t e, int access, pa_rc_regi
       pa_rc_region_t* nr = &c->pool[c->free_head];
       uint64_t h;
       uint32_t lk, rk;
+      int nc = pa_nc_hold();               /* the program's callback, under c->mu (nocancel.h) */
       rc = c->ops.reg(c->ops.ctx, ua, len, uacc, &h, &lk, &rk);
+      pa_nc_restore(nc);
       if (rc == 0) {
         c->free_head = nr->next_free;
         nr->addr = ua; nr->len = len; nr->access = uacc; nr->handle = h; nr->lkey = lk; nr->rkey = rk;
@@ -377,12 +384,12 @@ int pa_rc_init(pa_rc_t* c, const pa_rc_ops_t* ops, const pa_rc_config_t* cfg) {
     if (fd < 0) return fd;
     uint64_t pfn;
     int rc = pa_pagemap_pfn(fd, &pfn, &pfn);                 /* a present stack page */
-    if (rc < 0) { close(fd); return rc; }
+    if (rc < 0) { pa_nc_close(fd); return rc; }
     c->pagemap_fd = fd;
     c->verify = 1;
   }
   int s = pa_iv_open();
-  if (s < 0) { if (c->pagemap_fd >= 0) close(c->pagemap_fd); return s; }
+  if (s < 0) { if (c->pagemap_fd >= 0) pa_nc_close(c->pagemap_fd); return s; }
   c->sink = s;
   c->pending = pa_iv_pending(s);
   pthread_mutex_init(&c->mu, NULL);
@@ -403,7 +410,7 @@ void pa_rc_destroy(pa_rc_t* c) {
     release_region(c, r);
   }
   pa_iv_close(c->sink);
-  if (c->pagemap_fd >= 0) close(c->pagemap_fd);
+  if (c->pagemap_fd >= 0) pa_nc_close(c->pagemap_fd);
   pthread_mutex_unlock(&c->mu);
 }
 

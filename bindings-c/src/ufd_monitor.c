@@ -1,6 +1,7 @@
 /* ufd_monitor.c — see ufd_monitor.h. */
 #define _GNU_SOURCE
 #include "ufd_monitor.h"
+#include "nocancel.h"
 #include "ivset.h"
 
 #include <errno.h>
@@ -69,15 +70,15 @@ int pa_ufd_start(void) {
   if (fd < 0) return -errno;
   struct uffdio_api api = { .api = UFFD_API,
     .features = UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE };
-  if (ioctl(fd, UFFDIO_API, &api) < 0) { int e = errno; close(fd); return -e; }
+  if (ioctl(fd, UFFDIO_API, &api) < 0) { int e = errno; pa_nc_close(fd); return -e; }
   /* WP mode where anonymous write-protect exists: registering it delivers no faults. */
   reg_mode = (api.features & UFFD_FEATURE_PAGEFAULT_FLAG_WP) ? UFFDIO_REGISTER_MODE_WP : UFFDIO_REGISTER_MODE_MISSING;
   int sfd = eventfd(0, EFD_CLOEXEC);
-  if (sfd < 0) { int e = errno; close(fd); return -e; }
+  if (sfd < 0) { int e = errno; pa_nc_close(fd); return -e; }
   ufd = fd;
   stop_fd = sfd;
   int rc = pthread_create(&monitor, NULL, monitor_main, NULL);
-  if (rc != 0) { close(fd); close(sfd); ufd = stop_fd = -1; return -rc; }
+  if (rc != 0) { pa_nc_close(fd); pa_nc_close(sfd); ufd = stop_fd = -1; return -rc; }
   atomic_store(&active, 1);
   return 0;
 }
@@ -85,11 +86,11 @@ int pa_ufd_start(void) {
 void pa_ufd_stop(void) {
   if (!atomic_exchange(&active, 0)) return;
   uint64_t one = 1;
-  ssize_t w = write(stop_fd, &one, sizeof one);
+  ssize_t w = pa_nc_write(stop_fd, &one, sizeof one);
   (void)w;
   pthread_join(monitor, NULL);
-  close(ufd);
-  close(stop_fd);
+  pa_nc_close(ufd);
+  pa_nc_close(stop_fd);
   ufd = stop_fd = -1;
 }
 
@@ -97,8 +98,8 @@ int pa_ufd_active(void) { return atomic_load(&active); }
 
 void pa_ufd_atfork_child(void) {
   if (!atomic_exchange(&active, 0)) return;
-  close(ufd);
-  close(stop_fd);
+  pa_nc_close(ufd);
+  pa_nc_close(stop_fd);
   ufd = stop_fd = -1;
 }
 

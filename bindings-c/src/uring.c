@@ -2,6 +2,7 @@
  * Twin: registration/.../uring/IoUring.java implements the same rules in Java;
  * change both (shared scenario list: docs/ARCHITECTURE.md, "Twins"). */
 #include "uring.h"
+#include "nocancel.h"
 
 #include <errno.h>
 #include <string.h>
@@ -112,7 +113,7 @@ void pa_uring_exit(pa_uring_t* u) {
   if (u->sqes != NULL) munmap(u->sqes, u->sqes_len);
   if (u->cq_map != NULL && u->cq_map != u->sq_map) munmap(u->cq_map, u->cq_map_len);
   if (u->sq_map != NULL) munmap(u->sq_map, u->sq_map_len);
-  if (u->fd >= 0) close(u->fd);   /* the kernel drops remaining pins when the ring dies */
+  if (u->fd >= 0) pa_nc_close(u->fd);   /* the kernel drops remaining pins when the ring dies */
   u->sqes = NULL; u->sq_map = u->cq_map = NULL; u->fd = -1;
 }
 

@@ -64,7 +64,7 @@ PA_EXPORT void pinarena_set_release_callback(pinarena_release_fn fn, void* arg) 
 PA_EXPORT size_t pinarena_trim(void) {
   pa_ensure_init();
   pa_heap_give_back();               /* this thread's empty spans first: they may be all a chunk holds */
-  pa_reclaim_orphans_if_freed();     /* and what was freed into dead threads' heaps */
+  pa_heap_give_back_abandoned();     /* and dead threads' heaps: what was freed into them, their warm spans */
   return pa_trim_chunks();
 }
 

@@ -95,11 +95,29 @@ static void release_if_empty(pa_heap_t* h, pa_span_t* s) {
   pa_span_release(s);
 }
 
-/* Give back what is free now; keep the rest with the heap. */
-static void heap_collect_all(pa_heap_t* h) {
+/* Give back what is free now; keep the rest with the heap. With `warm`
+ * (a thread's exit), keep up to PA_HEAP_WARM empty spans, one per class, the
+ * first of its queue: the next thread adopts the heap with them and
+ * allocates from the pages the dead thread touched. Were they given back,
+ * the next thread's spans would land on other slices and touch pages of
+ * their own, and a program that keeps starting threads would keep growing
+ * (4000 threads of 8 classes: +9 to +11 MiB RSS each round, README,
+ * "Threads"). What an abandoned heap keeps is bounded by what the thread
+ * held alive; pinarena_trim and the orphan reclaim give it back. */
+#define PA_HEAP_WARM 16
+
+static void heap_collect_all(pa_heap_t* h, int warm) {
   pa_heap_collect_delayed(h);
+  int keep = warm ? PA_HEAP_WARM : 0;
   for (size_t c = 1; c < PA_NCLASS; c++) {
-    for (pa_span_t* s = h->queue[c], *n; s != NULL; s = n) { n = s->next; release_if_empty(h, s); }
+    for (pa_span_t* s = h->queue[c], *n; s != NULL; s = n) {
+      n = s->next;
+      if (keep > 0 && s == h->queue[c]) {
+        pa_span_collect(s);
+        if (s->used == 0) { keep--; continue; }
+      }
+      release_if_empty(h, s);
+    }
     pa_set_cur(h, c, h->queue[c] ? h->queue[c] : &pa_span_empty);
   }
   for (pa_span_t* s = h->full, *n; s != NULL; s = n) {
@@ -133,19 +151,28 @@ PA_HIDDEN _Atomic int pa_orphan_frees;
 PA_HIDDEN PA_COLD void pa_heap_reclaim_orphans(void) {
   if (!atomic_exchange_explicit(&pa_orphan_frees, 0, memory_order_acquire)) return;
   pthread_mutex_lock(&pa_heap_lock);
-  for (pa_heap_t* h = abandoned; h != NULL; h = h->next_abandoned) heap_collect_all(h);
+  for (pa_heap_t* h = abandoned; h != NULL; h = h->next_abandoned) heap_collect_all(h, 0);
+  pthread_mutex_unlock(&pa_heap_lock);
+}
+
+/* pinarena_trim: the empty spans dead threads' heaps keep warm (and what
+ * was freed into them) back to their chunks. */
+PA_HIDDEN void pa_heap_give_back_abandoned(void) {
+  atomic_exchange_explicit(&pa_orphan_frees, 0, memory_order_acquire);   /* as pa_heap_reclaim_orphans */
+  pthread_mutex_lock(&pa_heap_lock);
+  for (pa_heap_t* h = abandoned; h != NULL; h = h->next_abandoned) heap_collect_all(h, 0);
   pthread_mutex_unlock(&pa_heap_lock);
 }
 
 PA_HIDDEN void pa_heap_give_back(void) {
   pa_heap_t* h = pa_heap;
-  if (h != &pa_heap_empty) heap_collect_all(h);
+  if (h != &pa_heap_empty) heap_collect_all(h, 0);
 }
 
 static void heap_thread_done(void* arg) {
   pa_heap_t* h = (pa_heap_t*)arg;
   if (h == NULL || h == &pa_heap_empty) return;
-  heap_collect_all(h);
+  heap_collect_all(h, 1);
   pa_heap = &pa_heap_empty;                   /* a later malloc in this thread gets a heap again */
   pthread_mutex_lock(&pa_heap_lock);
   h->live = 0;

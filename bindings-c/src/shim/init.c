@@ -4,6 +4,7 @@
  * start (dlopen is safe from there on) and the destructor writes the stats.
  * Nothing before pa_inited allocates. */
 #include "internal.h"
+#include "../nocancel.h"
 #include "ufd_monitor.h"
 
 #include <errno.h>
@@ -79,8 +80,8 @@ __attribute__((destructor)) static void pa_dtor(void) {
   int saved = errno;
   if (!strcmp(pa_opts.stats_path, "stderr")) pa_write_stats(2);
   else {
-    int fd = open(pa_opts.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) { pa_write_stats(fd); close(fd); }
+    int fd = pa_nc_open_mode(pa_opts.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) { pa_write_stats(fd); pa_nc_close(fd); }
   }
   errno = saved;
 }

@@ -422,6 +422,7 @@ PA_HIDDEN void  pa_heap_give_back(void);               /* the calling thread's e
  * a span (or trims) takes the freed memory back (pa_heap_reclaim_orphans). */
 extern PA_HIDDEN _Atomic int pa_orphan_frees;
 PA_HIDDEN void  pa_heap_reclaim_orphans(void);
+PA_HIDDEN void  pa_heap_give_back_abandoned(void);     /* trim: dead threads' heaps give back their empty spans */
 static inline void pa_reclaim_orphans_if_freed(void) {
   if (unlikely(atomic_load_explicit(&pa_orphan_frees, memory_order_relaxed))) pa_heap_reclaim_orphans();
 }

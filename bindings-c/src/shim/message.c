@@ -8,6 +8,7 @@
  * program started with: a program that closed it and got the number back
  * for a data file must not find our words in its data. */
 #include "internal.h"
+#include "../nocancel.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -44,7 +45,7 @@ static void say(va_list ap, const char* first) {
   line[n++] = '\n';
   int saved = errno;
   for (size_t off = 0; off < n;) {
-    ssize_t w = write(2, line + off, n - off);
+    ssize_t w = pa_nc_write(2, line + off, n - off);
     if (w <= 0) { if (w < 0 && errno == EINTR) continue; break; }
     off += (size_t)w;
   }
@@ -69,7 +70,7 @@ PA_HIDDEN void pa_notice(const char* first, ...) {
 PA_HIDDEN void pa_write_str(int fd, const char* s) {
   size_t n = strlen(s);
   while (n > 0) {
-    ssize_t w = write(fd, s, n);
+    ssize_t w = pa_nc_write(fd, s, n);
     if (w <= 0) { if (w < 0 && errno == EINTR) continue; return; }
     s += w; n -= (size_t)w;
   }

@@ -3,6 +3,7 @@
  * environ may not be set yet (then /proc/self/environ is read into a static
  * buffer). */
 #include "internal.h"
+#include "../nocancel.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -26,12 +27,12 @@ PA_HIDDEN const char* pa_getenv(const char* name) {
     return NULL;
   }
   if (proc_env_len == 0) {
-    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    int fd = pa_nc_open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
     ssize_t n;
     while (proc_env_len < sizeof(proc_env) - 1 &&
-           (n = read(fd, proc_env + proc_env_len, sizeof(proc_env) - 1 - proc_env_len)) > 0) proc_env_len += (size_t)n;
-    close(fd);
+           (n = pa_nc_read(fd, proc_env + proc_env_len, sizeof(proc_env) - 1 - proc_env_len)) > 0) proc_env_len += (size_t)n;
+    pa_nc_close(fd);
     proc_env[proc_env_len] = 0;
   }
   for (size_t i = 0; i < proc_env_len; i += strlen(proc_env + i) + 1) {

@@ -20,6 +20,7 @@
  * it with acquire, so it never sees a half-written record.
  */
 #include "internal.h"
+#include "../nocancel.h"
 #include "../reg_mlock.h"
 
 #include <dlfcn.h>
@@ -93,7 +94,7 @@ PA_HIDDEN int pa_register_heap_remote(void) {
 
 /* Any entry under /sys/class/infiniband? getdents64 on a stack buffer: no malloc. */
 static int rdma_device_present(void) {
-  int fd = open("/sys/class/infiniband", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = pa_nc_open("/sys/class/infiniband", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buf[1024];
   int found = 0;
@@ -106,7 +107,7 @@ static int rdma_device_present(void) {
       off += reclen;
     }
   }
-  close(fd);
+  pa_nc_close(fd);
   return found;
 }
 
@@ -209,9 +210,9 @@ static void ring_check(void) {
 /* Before the stats are read: a lost ring shows there (pa_registrar_name). */
 PA_HIDDEN void pa_register_check(void) {
   if (kind != PA_REG_URING) return;
-  pthread_mutex_lock(&pa_reg_lock);
+  int nc = pa_nc_lock(&pa_reg_lock);
   ring_check();
-  pthread_mutex_unlock(&pa_reg_lock);
+  pa_nc_unlock(&pa_reg_lock, nc);
 }
 
 static void choose(void) {
@@ -371,7 +372,7 @@ PA_HIDDEN void pa_register_chunk(pa_chunk_t* c) {
 
 PA_HIDDEN int pa_register_cover(pa_chunk_t* c, size_t len) {
   if (in_reg) { push_pending(c); return -EAGAIN; }   /* nested, from inside the registrar: lock held */
-  pthread_mutex_lock(&pa_reg_lock);
+  int nc = pa_nc_lock(&pa_reg_lock);
   int rc = -EAGAIN;
   if (!ready) push_pending(c);                       /* before constructors: registered at start-up */
   else {
@@ -382,22 +383,22 @@ PA_HIDDEN int pa_register_cover(pa_chunk_t* c, size_t len) {
     drain_pending();
     in_reg = 0;
   }
-  pthread_mutex_unlock(&pa_reg_lock);
+  pa_nc_unlock(&pa_reg_lock, nc);
   return rc;
 }
 
 PA_HIDDEN void pa_register_ready(void) {
-  pthread_mutex_lock(&pa_reg_lock);
+  int nc = pa_nc_lock(&pa_reg_lock);
   ready = 1;
   in_reg = 1;
   if (kind < 0 && pending != NULL) choose();
   drain_pending();
   in_reg = 0;
-  pthread_mutex_unlock(&pa_reg_lock);
+  pa_nc_unlock(&pa_reg_lock, nc);
 }
 
 PA_HIDDEN void pa_register_release(pa_chunk_t* c) {
-  pthread_mutex_lock(&pa_reg_lock);
+  int nc = pa_nc_lock(&pa_reg_lock);
   pa_regrec_t* live = atomic_exchange(&c->reg, NULL);
   in_reg = 1;
   for (size_t i = 0; i < c->nrecs; i++) {
@@ -413,7 +414,7 @@ PA_HIDDEN void pa_register_release(pa_chunk_t* c) {
     atomic_fetch_sub(&pa_gstats.unreg_bytes, pa_register_len(c));
   }
   c->nrecs = 0;
-  pthread_mutex_unlock(&pa_reg_lock);
+  pa_nc_unlock(&pa_reg_lock, nc);
 }
 
 PA_HIDDEN void pa_register_notify_release(pa_chunk_t* c) {
@@ -461,7 +462,7 @@ PA_HIDDEN int pa_register_set_pd(void* newpd) {
   if (newpd == NULL) return -EINVAL;
   int sel = pa_opts.registrar;
   if (sel != PA_REGSEL_AUTO && sel != PA_REGSEL_VERBS) return -EPERM;
-  pthread_mutex_lock(&pa_reg_lock);
+  int nc = pa_nc_lock(&pa_reg_lock);
   in_reg = 1;
   int rc = verbs_load();
   if (rc == 0) {
@@ -479,25 +480,25 @@ PA_HIDDEN int pa_register_set_pd(void* newpd) {
     }
   }
   in_reg = 0;
-  pthread_mutex_unlock(&pa_reg_lock);
+  pa_nc_unlock(&pa_reg_lock, nc);
   return rc;
 }
 
 /* Pick the registrar now if no chunk has made it pick yet (a forked child,
  * or before the first chunk): remote.c needs to know whether there is a PD. */
 PA_HIDDEN void pa_register_choose(void) {
-  pthread_mutex_lock(&pa_reg_lock);
+  int nc = pa_nc_lock(&pa_reg_lock);
   if (kind < 0 && ready) { in_reg = 1; choose(); in_reg = 0; }
-  pthread_mutex_unlock(&pa_reg_lock);
+  pa_nc_unlock(&pa_reg_lock, nc);
 }
 
 PA_HIDDEN void* pa_register_pd(void) {
   if (kind < 0 && !in_reg) {
     /* lazy registration has not chosen yet: a program asking for the PD
        is about to communicate, so choose now (as its first lookup would) */
-    pthread_mutex_lock(&pa_reg_lock);
+    int nc = pa_nc_lock(&pa_reg_lock);
     if (kind < 0 && ready) { in_reg = 1; choose(); in_reg = 0; }
-    pthread_mutex_unlock(&pa_reg_lock);
+    pa_nc_unlock(&pa_reg_lock, nc);
   }
   return kind == PA_REG_VERBS ? (void*)pd : NULL;
 }

@@ -27,6 +27,7 @@
  * one. The window QP is used under this lock only. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "../nocancel.h"
 #include "remote.h"
 #include "../raw_map.h"
 #include "../../include/pinarena.h"
@@ -235,13 +236,16 @@ static int key_revoke(rchunk_t* c, rbuf_t* b) {
 }
 
 PA_EXPORT void* pinarena_alloc_remote(size_t size, int access) {
-  if (size == 0 || size > ((size_t)1 << 40) ||
-      (access & ~(PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)) != 0 || access == 0) { errno = EINVAL; return NULL; }
-  pthread_mutex_lock(&remote_lock);
+  if (size == 0 || (access & ~(PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)) != 0 || access == 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  if (size > ((size_t)1 << 40)) { errno = ENOMEM; return NULL; }   /* more than a chunk can be: as malloc */
+  int nc = pa_nc_lock(&remote_lock);
   if (mode < 0) choose();
   forget_if_forked();
   if (mode > PA_RKEYS_NONE && (struct ibv_pd*)pa_register_pd() != rpd) {
-    pthread_mutex_unlock(&remote_lock);
+    pa_nc_unlock(&remote_lock, nc);
     errno = EXDEV;                          /* pinarena_set_pd after the first remote allocation */
     return NULL;
   }
@@ -255,7 +259,7 @@ PA_EXPORT void* pinarena_alloc_remote(size_t size, int access) {
     size_t cs = RC_SIZE;
     while (cs < size) cs <<= 1;
     c = chunk_new(cs);
-    if (c == NULL) { pthread_mutex_unlock(&remote_lock); errno = ENOMEM; return NULL; }
+    if (c == NULL) { pa_nc_unlock(&remote_lock, nc); errno = ENOMEM; return NULL; }
     g = 0;
   }
   mark(c, (size_t)g, n, 1);
@@ -263,22 +267,22 @@ PA_EXPORT void* pinarena_alloc_remote(size_t size, int access) {
   int rc = key_make(c, &c->bufs[g], p, size, access);
   if (rc != 0) {
     mark(c, (size_t)g, n, 0);
-    pthread_mutex_unlock(&remote_lock);
-    errno = -rc;
+    pa_nc_unlock(&remote_lock, nc);
+    errno = rc == -ENOMEM ? ENOMEM : EIO;   /* the header's two: no memory, or the device refused the key */
     return NULL;
   }
-  pthread_mutex_unlock(&remote_lock);
+  pa_nc_unlock(&remote_lock, nc);
   return p;
 }
 
 PA_EXPORT int pinarena_free_remote(void* p) {
   if (p == NULL) return 0;
-  pthread_mutex_lock(&remote_lock);
+  int nc = pa_nc_lock(&remote_lock);
   forget_if_forked();
   rchunk_t* c = chunk_of(p);
   size_t g = c ? (size_t)((char*)p - c->base) >> RG_SHIFT : 0;
   if (c == NULL || ((uintptr_t)p & (RG - 1)) != 0 || !gran_used(c, g) || c->head[g] != g) {
-    pthread_mutex_unlock(&remote_lock);
+    pa_nc_unlock(&remote_lock, nc);
     pa_fatal_ptr("pinarena_free_remote(): invalid pointer", p);
   }
   rbuf_t* b = &c->bufs[g];
@@ -288,13 +292,13 @@ PA_EXPORT int pinarena_free_remote(void* p) {
     /* The device did not confirm the key is dead: these bytes are never
        handed out again (kept out of the bitmap), and the caller hears it. */
     b->size = 0;
-    pthread_mutex_unlock(&remote_lock);
+    pa_nc_unlock(&remote_lock, nc);
     return rc;
   }
   memset(p, 0, n << RG_SHIFT);              /* nothing of the old owner reaches the next one */
   b->size = 0;
   mark(c, g, n, 0);
-  pthread_mutex_unlock(&remote_lock);
+  pa_nc_unlock(&remote_lock, nc);
   return 0;
 }
 
@@ -311,11 +315,11 @@ PA_HIDDEN void pa_remote_atfork_child(void) { pthread_mutex_init(&remote_lock, N
  * -ENOENT when p is not in a live remote buffer. */
 PA_HIDDEN int pa_remote_lookup(const void* p, size_t len, pinarena_region_t* out) {
   if (__atomic_load_n(&chunks, __ATOMIC_ACQUIRE) == NULL) return -ENOENT;   /* none yet: no lock */
-  pthread_mutex_lock(&remote_lock);
+  int nc = pa_nc_lock(&remote_lock);
   forget_if_forked();
   rchunk_t* c = chunk_of(p);
   size_t g = c ? (size_t)((const char*)p - c->base) >> RG_SHIFT : 0;
-  if (c == NULL || !gran_used(c, g)) { pthread_mutex_unlock(&remote_lock); return -ENOENT; }
+  if (c == NULL || !gran_used(c, g)) { pa_nc_unlock(&remote_lock, nc); return -ENOENT; }
   size_t first = c->head[g];
   const rbuf_t* b = &c->bufs[first];
   char* start = c->base + (first << RG_SHIFT);
@@ -332,7 +336,7 @@ PA_HIDDEN int pa_remote_lookup(const void* p, size_t len, pinarena_region_t* out
     out->backend = mode != PA_RKEYS_NONE ? PINARENA_BACKEND_VERBS : PINARENA_BACKEND_NONE;
     if (mode == PA_RKEYS_NONE) rc = -ENODATA;
   }
-  pthread_mutex_unlock(&remote_lock);
+  pa_nc_unlock(&remote_lock, nc);
   return rc;
 }
 
@@ -355,7 +359,7 @@ PA_EXPORT const char* pinarena_remote_keys_why(void) { return why_mode; }
  * to lock a CPU up cleaning up a process that exited with windows bound).
  * Remote buffers keep their bytes; they are simply unreachable from now on. */
 __attribute__((destructor)) static void remote_teardown(void) {
-  pthread_mutex_lock(&remote_lock);
+  int nc = pa_nc_lock(&remote_lock);
   forget_if_forked();
   if (mode > PA_RKEYS_NONE) {
     for (rchunk_t* c = chunks; c != NULL; c = c->next) {
@@ -372,5 +376,5 @@ __attribute__((destructor)) static void remote_teardown(void) {
     mode = PA_RKEYS_NONE;                   /* from here on: memory without keys */
     why_mode = "torn down at exit";
   }
-  pthread_mutex_unlock(&remote_lock);
+  pa_nc_unlock(&remote_lock, nc);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,34 @@ TEST(shim_remote_bad_arguments) {
   errno = 0;
   CHECK(pinarena_alloc_remote(64, RW | 1) == NULL && errno == EINVAL, "local write is not a remote access: EINVAL");
   CHECK(pinarena_free_remote(NULL) == 0, "free of NULL");
+}
+
+static void alloc_remote_over_rlimit_as(void* arg) {
+  (void)arg;
+  struct rlimit lim = { (rlim_t)1 << 30, (rlim_t)1 << 30 };
+  if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+  errno = 0;
+  void* p = pinarena_alloc_remote((size_t)4 << 30, RW);
+  _exit(p == NULL && errno == ENOMEM ? 0 : p == NULL ? 10 + (errno & 0x7f) : 2);
+}
+
+/* Every failure sets the errno the header gives: a size no chunk can hold
+   (above 1 TiB) or memory the OS will not map is ENOMEM, as malloc's, not
+   EINVAL (2 TiB was EINVAL). */
+TEST(shim_remote_errno_as_documented) {
+  errno = 0;
+  CHECK(pinarena_alloc_remote((size_t)2 << 40, RW) == NULL && errno == ENOMEM, "2 TiB: ENOMEM, got %s", pa_errno_name(errno));
+  errno = 0;
+  CHECK(pinarena_alloc_remote(((size_t)1 << 40) + 1, RW) == NULL && errno == ENOMEM, "1 TiB + 1: ENOMEM, got %s",
+        pa_errno_name(errno));
+  errno = 0;
+  CHECK(pinarena_alloc_remote(SIZE_MAX, RW) == NULL && errno == ENOMEM, "SIZE_MAX: ENOMEM, got %s", pa_errno_name(errno));
+  errno = 0;
+  CHECK(pinarena_alloc_remote(SIZE_MAX, 0) == NULL && errno == EINVAL, "bad access first: EINVAL, got %s",
+        pa_errno_name(errno));
+  su_result_t r = su_run(alloc_remote_over_rlimit_as, NULL);
+  CHECK(!r.signaled && r.status == 0, "4 GiB under a 1 GiB RLIMIT_AS: NULL with ENOMEM (status %d: 2 = not NULL, "
+        "10 + errno otherwise) %s", r.status, r.err);
 }
 
 TEST(shim_remote_memory_zeroed_reused_and_looked_up) {
