@@ -128,6 +128,17 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
     }
 
     /**
+     * @return a view over the same memory as {@code view}, {@code capacity} bytes long (within its arena block):
+     * a spare view re-aimed if the calling thread has one, else a new one. {@code view} stays valid.
+     */
+    ByteBuffer extend(final ByteBuffer view, final int capacity)
+    {
+        final long address = BufferUtil.address(view);
+        final ByteBuffer spare = spareViews.get().pollLast();
+        return spare == null ? arena.byteBuffer(address, capacity) : arena.byteBuffer(address, capacity, spare);
+    }
+
+    /**
      * Frees the memory under {@code view} and keeps the view as a spare of the calling thread. Netty holds no
      * reference to it any more (it lets go of a buffer's ByteBuffer before freeing it).
      */

@@ -64,6 +64,38 @@ class PinnedByteBufAllocatorTest
     }
 
     @Test
+    void ensureWritableGrowsInPlaceUpToTheBlockAndMovesBeyondIt()
+    {
+        final ByteBuf buffer = alloc.directBuffer(150);
+        final long address = buffer.memoryAddress();
+        final long block = arena.usableSize(address);
+        assertTrue(block > 150 && block < 256, "a 150-byte buffer sits in a block between 150 and 256 bytes: " + block);
+        for (int i = 0; i < 100; i++)
+        {
+            buffer.writeByte(i);
+        }
+        assertEquals(block - 100, buffer.maxFastWritableBytes(), "writable without moving: up to the block's end");
+
+        buffer.ensureWritable((int)(block - 100)); // exactly to the block's end
+        assertEquals(address, buffer.memoryAddress(), "grown in place, not moved");
+        assertEquals(block, buffer.capacity());
+        for (int i = 0; i < 100; i++)
+        {
+            assertEquals((byte)i, buffer.getByte(i), "bytes kept at " + i);
+        }
+        final long inUse = arena.stats().bytesInUse();
+
+        buffer.writerIndex((int)block);
+        assertEquals(0, buffer.maxFastWritableBytes());
+        buffer.ensureWritable(1); // past the block: moves
+        assertFalse(address == buffer.memoryAddress(), "beyond the block the buffer moves");
+        assertEquals((byte)99, buffer.getByte(99));
+        assertTrue(buffer.release());
+        assertEquals(0, arena.stats().bytesInUse(), "the block it grew in and the one it moved to are both freed");
+        assertTrue(inUse > 0);
+    }
+
+    @Test
     void directBuffersAreArenaMemoryWithKeysAndReleaseFreesThem()
     {
         final ByteBuf buffer = alloc.directBuffer(1000);
