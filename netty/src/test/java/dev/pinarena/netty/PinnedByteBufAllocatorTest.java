@@ -9,6 +9,8 @@ import dev.pinarena.registration.uring.IoUringRegistrar;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocatorMetric;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -61,6 +63,32 @@ class PinnedByteBufAllocatorTest
     {
         arena.close(true);
         registrar.close();
+    }
+
+    @Test
+    void theMetricReportsDirectHeapAndPinnedMemoryAsBuffersComeAndGo()
+    {
+        final ByteBufAllocatorMetric metric = ((ByteBufAllocatorMetricProvider)alloc).metric();
+        assertEquals(0, metric.usedDirectMemory());
+        assertEquals(0, metric.usedHeapMemory());
+
+        final ByteBuf direct = alloc.directBuffer(1024, 8192);
+        assertEquals(arena.usableSize(direct.memoryAddress()), metric.usedDirectMemory());
+        direct.capacity(4096); // past the block: moves, the old block is freed
+        assertEquals(arena.usableSize(direct.memoryAddress()), metric.usedDirectMemory(), direct.toString());
+        final long pinned = ((PinnedAllocatorMetric)metric).pinnedMemory();
+        assertTrue(pinned >= 4L << 20, "at least the chunk is pinned: " + pinned);
+        assertTrue(direct.release());
+        assertEquals(0, metric.usedDirectMemory());
+        assertEquals(pinned, ((PinnedAllocatorMetric)metric).pinnedMemory(), "freed memory stays pinned");
+
+        final ByteBuf heap = alloc.heapBuffer(1024, 8192);
+        assertEquals(1024, metric.usedHeapMemory());
+        heap.capacity(2048);
+        assertEquals(2048, metric.usedHeapMemory());
+        assertTrue(heap.release());
+        assertEquals(0, metric.usedHeapMemory());
+        assertEquals(0, metric.usedDirectMemory());
     }
 
     @Test
