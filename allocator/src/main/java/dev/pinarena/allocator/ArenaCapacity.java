@@ -23,6 +23,25 @@ import java.util.List;
 public record ArenaCapacity(long capBytes, long chunkSize, String reason)
 {
     /**
+     * @param config an arena's settings.
+     * @return the cap they ask for (or the host's), which must allow at least one chunk.
+     * @throws IllegalStateException if it allows none.
+     */
+    static ArenaCapacity of(final ArenaConfig config)
+    {
+        final long chunkSize = config.chunkSize();
+        final ArenaCapacity capacity = config.capBytes() == ArenaConfig.CAP_FROM_HOST ?
+            ofHost(chunkSize) :
+            new ArenaCapacity(config.capBytes(), chunkSize, "configured: " + config.capBytes() + " bytes");
+        if (capacity.capBytes() < chunkSize)
+        {
+            throw new IllegalStateException("the arena cap allows not even one chunk: " + capacity.reason() +
+                " — raise ulimit -l or grant CAP_IPC_LOCK");
+        }
+        return capacity;
+    }
+
+    /**
      * @param chunkSize chunk size the cap is rounded to.
      * @return the cap for this host now.
      */

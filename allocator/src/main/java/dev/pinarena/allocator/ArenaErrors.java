@@ -116,4 +116,57 @@ final class ArenaErrors
             generation + "): the buffer was freed and handed out again since (now generation " + current +
             ") — a stale handle; nothing was freed");
     }
+
+    static UnknownAddressException noAllocatedBuffer(final String operation, final long address)
+    {
+        return new UnknownAddressException(address, operation + "(0x" + Long.toHexString(address) +
+            "): no allocated buffer starts there (freed, interior, or never handed out)");
+    }
+
+    static NotRemoteBufferException notRemote(final long address)
+    {
+        return new NotRemoteBufferException(address, "rkey(0x" + Long.toHexString(address) +
+            "): the buffer is local-only (allocate it with allocateRemote to expose it to peers)");
+    }
+
+    static NoRemoteKeyException noRemoteKeys(final long address, final String reason)
+    {
+        return new NoRemoteKeyException(address, "rkey(0x" + Long.toHexString(address) + "): no remote keys: " +
+            reason + " (use a verbs registrar to expose buffers to peers)");
+    }
+
+    static NoRemoteKeyException notLiveRemoteBuffer(final long address)
+    {
+        return new NoRemoteKeyException(address, "rkey(0x" + Long.toHexString(address) +
+            "): not the start of a live remote buffer (each remote buffer has a key of its own)");
+    }
+
+    static IllegalArgumentException tooLargeToWrap(final long address, final long usable)
+    {
+        return new IllegalArgumentException("wrap(0x" + Long.toHexString(address) + "): " + usable +
+            " bytes do not fit a PinnedBuffer");
+    }
+
+    static IllegalArgumentException viewLeavesChunk(final long address, final int length, final ArenaChunk chunk)
+    {
+        return new IllegalArgumentException("byteBuffer(0x" + Long.toHexString(address) + ", " + length +
+            "): the range leaves its chunk " + chunk);
+    }
+
+    static IllegalArgumentException notArenaView(final java.nio.ByteBuffer view)
+    {
+        return new IllegalArgumentException("byteBuffer: only a view this arena made can be re-aimed: " + view);
+    }
+
+    static IllegalStateException stillAttached(final long address)
+    {
+        return new IllegalStateException("PinnedBuffer still holds 0x" + Long.toHexString(address) +
+            ": close it before wrapping a new buffer");
+    }
+
+    static BuffersOutstandingException buffersOutstanding(final long outstanding)
+    {
+        return new BuffersOutstandingException(0, "close(): " + outstanding +
+            " buffers are still allocated; free them first, or close(true) to release the memory anyway");
+    }
 }

@@ -36,6 +36,26 @@ public final class ArenaMetrics implements ArenaMetricsMXBean
     }
 
     /**
+     * @return a snapshot of every counter, for {@link PinnedArena#stats()}: other threads' counters are read racily.
+     */
+    ArenaStats snapshot()
+    {
+        final int classCount = classes.count();
+        final HeapCounters sum = new HeapCounters(classCount);
+        heaps.sumInto(sum);
+        final int[] sizes = new int[classCount];
+        for (int i = 0; i < classCount; i++)
+        {
+            sizes[i] = classes.blockSize(i);
+        }
+        return new ArenaStats(
+            registrar, pool.mappedBytes(), capBytes, pool.chunkCount(false), pool.chunkCount(true),
+            pool.registrations(), sum.bytesInUse(classes), sizes, sum.classAllocs, sum.classFrees, sum.runAllocs,
+            sum.runFrees, sum.dedicatedAllocs, sum.dedicatedFrees, sum.crossThreadFreesSent,
+            sum.crossThreadFreesCollected, sum.liveHeaps, sum.adoptions, pool.bytesByBacking());
+    }
+
+    /**
      * Registers this arena's metrics with the platform MBean server as
      * {@code dev.pinarena:type=PinnedArena,name=<name>}; the arena unregisters them when it closes.
      *

@@ -39,4 +39,24 @@ final class ByteBufferView
         view.clear();
         return view;
     }
+
+    /**
+     * Re-aims a view the arena made at [address, address + length) of {@code chunk}, big-endian.
+     *
+     * @throws IllegalArgumentException if the range leaves the chunk or the view is not one of the arena's.
+     */
+    static ByteBuffer reaim(
+        final ChunkDirectory directory, final ArenaChunk chunk, final long address, final int length, final ByteBuffer view)
+    {
+        if (length < 0 || address + length > chunk.base + chunk.size)
+        {
+            throw ArenaErrors.viewLeavesChunk(address, length, chunk);
+        }
+        final long previous = BufferUtil.address(view);
+        if (!view.isDirect() || view.isReadOnly() || (view.capacity() != 0 && directory.chunkOf(previous) == null))
+        {
+            throw ArenaErrors.notArenaView(view);
+        }
+        return aim(view, address, length).order(ByteOrder.BIG_ENDIAN);
+    }
 }

@@ -86,4 +86,110 @@ final class ChunkDirectory
             LEAF.setRelease(leaf, (int)(index & ((1 << LEAF_BITS) - 1)), value);
         }
     }
+
+    /**
+     * @param operation named in the error.
+     * @param address   any address.
+     * @return the chunk that holds it.
+     * @throws UnknownAddressException if none does.
+     */
+    ArenaChunk chunkOrThrow(final String operation, final long address)
+    {
+        final ArenaChunk chunk = chunkOf(address);
+        if (chunk == null)
+        {
+            throw ArenaErrors.notInArena(operation, address);
+        }
+        return chunk;
+    }
+
+    /**
+     * @return the registration of the chunk, which must still be live.
+     * @throws RegistrationGoneException if it was deregistered behind the arena's back.
+     */
+    static dev.pinarena.registration.Region liveRegion(final long address, final ArenaChunk chunk)
+    {
+        final dev.pinarena.registration.Region region = chunk.region;
+        if (!region.isLive())
+        {
+            throw ArenaErrors.registrationGone(address, region);
+        }
+        return region;
+    }
+
+    /**
+     * @param address the start of a buffer.
+     * @return its usable bytes: the block, run or dedicated size.
+     * @throws UnknownAddressException if no chunk holds it or no buffer starts there.
+     */
+    long usableSize(final long address)
+    {
+        final ArenaChunk chunk = chunkOrThrow("usableSize", address);
+        if (chunk.dedicated)
+        {
+            return chunk.size;
+        }
+        final int page = chunk.pageOf(address);
+        switch (chunk.state(page))
+        {
+            case ArenaChunk.SLAB:
+                return chunk.slab(page).blockSize;
+            case ArenaChunk.RUN_HEAD:
+                return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
+            default:
+                throw ArenaErrors.noBufferStartsThere("usableSize", address);
+        }
+    }
+
+    /**
+     * @param operation named in the error.
+     * @param address   the start of an allocated buffer, perhaps handed out on another thread.
+     * @return its usable bytes.
+     * @throws UnknownAddressException if no allocated buffer starts there (freed, interior, never handed out).
+     */
+    long allocatedSize(final String operation, final long address)
+    {
+        final ArenaChunk chunk = chunkOrThrow(operation, address);
+        if (chunk.dedicated)
+        {
+            if (address == chunk.base && chunk.dedicatedInUse)
+            {
+                return chunk.size;
+            }
+        }
+        else
+        {
+            final int page = chunk.pageOf(address);
+            final byte state = chunk.state(page);
+            if (state == ArenaChunk.SLAB)
+            {
+                final Slab slab = chunk.slab(page);
+                final int index = slab.blockIndex(address);
+                if (index >= 0 && slab.isAllocatedByRemoteView(index))
+                {
+                    return slab.blockSize;
+                }
+            }
+            else if (state == ArenaChunk.RUN_HEAD && (address & (SizeClasses.ARENA_PAGE_SIZE - 1)) == 0)
+            {
+                return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
+            }
+        }
+        throw ArenaErrors.noAllocatedBuffer(operation, address);
+    }
+
+    /**
+     * @return the usable bytes of the allocated buffer at {@code address}, for a flyweight over it.
+     * @throws UnknownAddressException  if no allocated buffer starts there.
+     * @throws IllegalArgumentException if they do not fit an {@code int}.
+     */
+    int wrappableSize(final long address)
+    {
+        final long usable = allocatedSize("wrap", address);
+        if (usable > Integer.MAX_VALUE)
+        {
+            throw ArenaErrors.tooLargeToWrap(address, usable);
+        }
+        return (int)usable;
+    }
 }

@@ -118,8 +118,7 @@ final class Deallocator
         final long bytes = (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
         zeroOnFree.freed(chunk.scope, address, bytes);
         final ThreadHeap heap = heaps.current();
-        heap.runFrees++;
-        heap.bytesFreed += bytes;
+        heap.countRunFree(bytes);
         if (heap.cacheRun(chunk.scope, address, pages))
         {
             chunk.state(page, ArenaChunk.RUN_CACHED);
@@ -144,8 +143,6 @@ final class Deallocator
         {
             throw ArenaErrors.dedicatedAlreadyFree(address, chunk);
         }
-        final ThreadHeap heap = heaps.current();
-        heap.dedicatedFrees++;
-        heap.bytesFreed += chunk.size;
+        heaps.current().countDedicatedFree(chunk.size);
     }
 }

@@ -218,6 +218,36 @@ final class ExposedKeys
     }
 
     /**
+     * The key a peer uses for {@code address}, as {@link #mode()} makes it (see {@link PinnedArena#rkey(long)}).
+     *
+     * @param address a remote buffer's first byte (any byte of a remote chunk with chunk keys).
+     * @param chunk   the chunk that holds it.
+     * @return the remote key.
+     */
+    int peerKey(final long address, final ArenaChunk chunk)
+    {
+        if (chunk.scope != BufferScope.REMOTE)
+        {
+            throw ArenaErrors.notRemote(address);
+        }
+        final Region region = ChunkDirectory.liveRegion(address, chunk); // live in every mode
+        switch (mode())
+        {
+            case CHUNK:
+                return region.rkey();
+            case NONE:
+                throw ArenaErrors.noRemoteKeys(address, reason());
+            default:
+                final long key = rkey(address);
+                if (key < 0)
+                {
+                    throw ArenaErrors.notLiveRemoteBuffer(address);
+                }
+                return (int)key;
+        }
+    }
+
+    /**
      * @return how many buffers hold a key of their own.
      */
     synchronized int exposedCount()

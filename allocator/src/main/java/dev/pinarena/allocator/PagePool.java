@@ -278,12 +278,25 @@ final class PagePool
     }
 
     /**
-     * Deregisters and unmaps every chunk. The first failure is rethrown after all were tried.
+     * Revokes every remote key (windows and per-buffer registrations, before the chunks under them), then
+     * deregisters and unmaps every chunk. The first failure is rethrown after all were tried.
      *
      * @param retire map scratch memory over each chunk instead of unmapping it ({@link MappedChunk#retire()}):
      *               for a forced close while buffers are still held, so a stale access never faults.
      */
     synchronized void closeAll(final boolean retire)
+    {
+        try
+        {
+            keys.close();
+        }
+        finally
+        {
+            closeChunks(retire);
+        }
+    }
+
+    private void closeChunks(final boolean retire)
     {
         final List<ArenaChunk> all = new ArrayList<>(dedicatedChunks);
         for (final List<ArenaChunk> chunks : chunksByScope)

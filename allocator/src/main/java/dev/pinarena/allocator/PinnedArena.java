@@ -5,29 +5,17 @@ import dev.pinarena.registration.Region;
 import dev.pinarena.registration.Registrar;
 
 /**
- * Off-heap buffers that are always registered, never stale, and cost no garbage: the pinned arena.
+ * Off-heap buffers that are always registered, never stale, and cost no garbage: the pinned arena, a façade
+ * over its parts. Chunks, aligned to the chunk size, are registered once with one {@link Registrar} and kept
+ * while the arena is open, so an address always means the same frames and its region is its chunk's
+ * ({@link ChunkDirectory}). Allocation ({@link Allocator}) serves slab blocks, runs of arena pages and dedicated
+ * chunks from each thread's own {@link ThreadHeap}, without locks; free ({@link Deallocator}) is plain on the
+ * owning thread and lock-free from others ({@link Slab}). Remote buffers carry a key of their own
+ * ({@link #rkey(long)}, {@link ExposedKeys}), revoked when freed, and are zeroed on free by default.
  * <p>
- * The arena maps chunks (aligned to the chunk size, huge pages when the kernel grants them), registers each
- * once with one {@link Registrar}, and hands out buffers from them. A chunk is never deregistered or
- * unmapped while the arena is open, so an address it handed out always means the same physical frames and
- * the region of any address is simply the region of its chunk: {@code address & ~(chunkSize - 1)}.
- * <p>
- * Sizes: small and medium requests (up to {@link SizeClasses#MAX_SLAB_BLOCK}) come from slabs of equal
- * blocks ({@link SizeClasses}); larger ones up to the chunk size from runs of arena pages; larger still from
- * a dedicated chunk, kept for reuse when freed. Every buffer is aligned to the configured default alignment
- * (64 bytes), or to any power of two up to {@link SizeClasses#ARENA_PAGE_SIZE} on request.
- * <p>
- * Threads: each thread allocates from its own {@link ThreadHeap} without locks or atomics; a free on the
- * owning thread is equally plain, a free from another thread goes back to the owner through a lock-free
- * protocol ({@link Slab}). Heaps of threads that died are adopted by live ones, so no memory is lost.
- * <p>
- * Scopes: {@link #allocate(long)} serves local-only buffers; {@link #allocateRemote(long)} serves buffers
- * from remote-scope chunks, each with a key for peers ({@link #rkey(long)}) that reaches exactly the buffer
- * and is revoked when it is freed (see {@link RemoteKeyMode}), zeroed on free by default.
- * <p>
- * Bad input throws a specific {@link ArenaException} naming the address and the reason, and leaves the arena
- * consistent. {@link #close()} requires that every buffer was freed (or {@link #close(boolean) forced}) and
- * that no thread uses the arena any more.
+ * Bad input throws a specific {@link ArenaException} naming the address and the reason ({@link ArenaErrors})
+ * and leaves the arena consistent. {@link #close()} requires every buffer freed (or {@link #close(boolean)
+ * forced}) and no thread using the arena any more.
  */
 public final class PinnedArena implements AutoCloseable
 {
@@ -37,14 +25,10 @@ public final class PinnedArena implements AutoCloseable
     private final Registrar registrar;
     private final ArenaConfig config;
     private final ArenaCapacity capacity;
-    /** {@code capacity.capBytes()}, one load less on every allocation. */
-    private final long capBytes;
     private final ChunkDirectory directory;
-    private final long chunkSize;
-    private final int granule;
-    private final int classCount;
     private final ThreadHeaps heaps;
     private final Deallocator deallocator;
+    private final Allocator allocator;
     private final ExposedKeys keys;
     private final ArenaMetrics metrics;
     private volatile boolean closed;
@@ -53,34 +37,21 @@ public final class PinnedArena implements AutoCloseable
     {
         this.registrar = registrar;
         this.config = config;
-        this.chunkSize = config.chunkSize();
+        final long chunkSize = config.chunkSize();
         this.classes = new SizeClasses(config.defaultAlignment());
-        this.granule = classes.granule();
-        this.classCount = classes.count();
-        this.capacity = config.capBytes() == ArenaConfig.CAP_FROM_HOST ?
-            ArenaCapacity.ofHost(chunkSize) :
-            new ArenaCapacity(config.capBytes(), chunkSize, "configured: " + config.capBytes() + " bytes");
-        this.capBytes = capacity.capBytes();
-        if (capBytes < chunkSize)
-        {
-            throw new IllegalStateException("the arena cap allows not even one chunk: " + capacity.reason() +
-                " — raise ulimit -l or grant CAP_IPC_LOCK");
-        }
+        this.capacity = ArenaCapacity.of(config);
         this.directory = new ChunkDirectory(chunkSize);
         this.keys = new ExposedKeys(registrar, config);
         this.pool = new PagePool(registrar, config, classes, directory, capacity.capBytes(), keys);
         final ZeroOnFree zeroOnFree = new ZeroOnFree(config.zeroRemoteOnFree(), keys);
-        this.heaps = new ThreadHeaps(pool, zeroOnFree, classCount, config.runCacheBytes());
+        this.heaps = new ThreadHeaps(pool, zeroOnFree, classes.count(), config.runCacheBytes());
         this.deallocator = new Deallocator(directory, heaps, pool, zeroOnFree);
-        this.metrics = new ArenaMetrics(registrar.name(), capBytes, pool, heaps, classes);
+        this.allocator = new Allocator(classes, pool, directory, heaps, deallocator, keys, capacity.capBytes(), chunkSize);
+        this.metrics = new ArenaMetrics(registrar.name(), capacity.capBytes(), pool, heaps, classes);
         registrar.addUser(this); // the registrar refuses to close while this arena is open
     }
 
-    /**
-     * @param registrar registers every chunk; stays owned by the caller, who closes it after the arena (it
-     *                  refuses to close before).
-     * @return an arena with {@link ArenaConfig#defaults()}.
-     */
+    /** @return {@link #open(Registrar, ArenaConfig)} with {@link ArenaConfig#defaults()}. */
     public static PinnedArena open(final Registrar registrar)
     {
         return open(registrar, ArenaConfig.defaults());
@@ -106,7 +77,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public long allocate(final long size)
     {
-        return allocate(BufferScope.LOCAL, size, granule);
+        return allocate(BufferScope.LOCAL, size, classes.granule());
     }
 
     /**
@@ -120,13 +91,9 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * A buffer peers may access with {@link #rkey(long)}. With a verbs registrar its key reaches exactly
-     * [address, address + size) and is revoked when the buffer is freed, before the bytes are zeroed or reused:
-     * a type-1 memory window bound to the buffer where the device keeps a peer inside a window's bounds
-     * (probed once), else — on rdma_rxe, or without {@code libpinarena-windows.so} — a registration of exactly
-     * the buffer ({@link #remoteKeyMode()}, {@link #remoteKeyReason()} say which and why). With io_uring,
-     * mlock or UCX registrars there is no per-buffer key ({@link RemoteKeyMode#NONE}: {@link #rkey(long)}
-     * throws {@link NoRemoteKeyException}); the buffer is still pinned and zeroed on free.
+     * A buffer peers may access with {@link #rkey(long)}: with a verbs registrar its key reaches exactly
+     * [address, address + size) and is revoked when it is freed ({@link RemoteKeyMode}; {@link #remoteKeyMode()}
+     * and {@link #remoteKeyReason()} say which kind and why). Without keys it is still pinned and zeroed on free.
      *
      * @param size bytes, positive.
      * @return address of a buffer in a remote-scope chunk.
@@ -134,14 +101,10 @@ public final class PinnedArena implements AutoCloseable
      */
     public long allocateRemote(final long size)
     {
-        return allocate(BufferScope.REMOTE, size, granule);
+        return allocate(BufferScope.REMOTE, size, classes.granule());
     }
 
-    /**
-     * @param size      bytes, positive.
-     * @param alignment power of two up to {@link SizeClasses#ARENA_PAGE_SIZE}.
-     * @return address of a buffer in a chunk registered with remote access.
-     */
+    /** @return as {@link #allocate(long, int)}, the address of a buffer from remote-scope chunks. */
     public long allocateRemote(final long size, final int alignment)
     {
         return allocate(BufferScope.REMOTE, size, alignment);
@@ -159,93 +122,20 @@ public final class PinnedArena implements AutoCloseable
      */
     public long allocate(final BufferScope scope, final long size, final int alignment)
     {
-        final long address = place(scope, size, alignment);
-        if (scope == BufferScope.REMOTE && keys.perBuffer())
-        {
-            expose(address, size);
-        }
-        return address;
+        return openAllocator(size).allocate(scope, size, alignment);
     }
 
-    /** The remote key of a new remote buffer, reaching exactly its size; the buffer is freed if that fails. */
-    private void expose(final long address, final long size)
-    {
-        try
-        {
-            keys.expose(address, size, directory.chunkOf(address).region);
-        }
-        catch (final RuntimeException ex)
-        {
-            deallocator.free(address, Deallocator.ANY_GENERATION);
-            throw ex;
-        }
-    }
-
-    private long place(final BufferScope scope, final long size, final int alignment)
+    private Allocator openAllocator(final long size)
     {
         if (closed)
         {
             throw ArenaErrors.allocateAfterClose(size);
         }
-        if (size <= 0 || size > capBytes)
-        {
-            throw ArenaErrors.invalidSize(size, capBytes);
-        }
-        final ThreadHeap heap = heaps.current();
-        if (size <= SizeClasses.MAX_SLAB_BLOCK)
-        {
-            int cls = classes.classOf(size);
-            if (alignment != granule)
-            {
-                checkAlignment(size, alignment);
-                if (alignment > granule)
-                {
-                    cls = classes.alignedClass(cls, alignment);
-                }
-            }
-            if (cls >= 0)
-            {
-                return heap.allocateBlock(scope.ordinal() * classCount + cls, cls, size);
-            }
-        }
-        else if (alignment != granule)
-        {
-            checkAlignment(size, alignment);
-        }
-        if (size <= chunkSize)
-        {
-            return allocateRun(heap, scope, (int)((size + SizeClasses.ARENA_PAGE_SIZE - 1) >>> SizeClasses.ARENA_PAGE_SHIFT), size);
-        }
-        final ArenaChunk chunk = pool.takeDedicated(scope, size);
-        heap.lastGeneration = chunk.dedicatedGeneration;
-        heap.dedicatedAllocs++;
-        heap.bytesAllocated += chunk.size;
-        return chunk.base;
-    }
-
-    private long allocateRun(final ThreadHeap heap, final BufferScope scope, final int pages, final long size)
-    {
-        long address = heap.takeCachedRun(scope, pages);
-        final ArenaChunk chunk;
-        if (address != 0)
-        {
-            chunk = directory.chunkOf(address);
-            chunk.state(chunk.pageOf(address), ArenaChunk.RUN_HEAD);
-        }
-        else
-        {
-            address = pool.takeRun(scope, pages, size);
-            chunk = directory.chunkOf(address);
-        }
-        heap.lastGeneration = chunk.nextRunGeneration(chunk.pageOf(address));
-        heap.runAllocs++;
-        heap.bytesAllocated += (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
-        return address;
+        return allocator;
     }
 
     /**
-     * Frees a buffer. On the thread that allocated it: no lock, no atomic. From another thread: the block
-     * goes back to its owner through the lock-free protocol of {@link Slab}.
+     * Frees a buffer: plain on the thread that allocated it, lock-free from another ({@link Slab}).
      *
      * @param address an address returned by an allocate method and not freed since.
      * @throws DoubleFreeException       if it is not allocated now.
@@ -255,10 +145,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public void free(final long address)
     {
-        if (closed)
-        {
-            throw ArenaErrors.closed("free", address);
-        }
+        checkOpen("free", address);
         deallocator.free(address, Deallocator.ANY_GENERATION);
     }
 
@@ -268,32 +155,13 @@ public final class PinnedArena implements AutoCloseable
      */
     public long allocateHandle(final long size)
     {
-        return allocateHandle(BufferScope.LOCAL, size);
+        return openAllocator(size).allocateHandle(BufferScope.LOCAL, size);
     }
 
-    /**
-     * @param size bytes, positive.
-     * @return a {@link BufferHandle} of a buffer in a chunk registered with remote access.
-     */
+    /** @return as {@link #allocateHandle(long)}, a {@link BufferHandle} of a buffer from remote-scope chunks. */
     public long allocateRemoteHandle(final long size)
     {
-        return allocateHandle(BufferScope.REMOTE, size);
-    }
-
-    private long allocateHandle(final BufferScope scope, final long size)
-    {
-        if (size > 0 && size <= SizeClasses.MAX_SLAB_BLOCK && !closed)
-        {
-            final int cls = classes.classOf(size);
-            final long handle = heaps.current().allocateBlockHandle(scope.ordinal() * classCount + cls, cls, size);
-            if (scope == BufferScope.REMOTE && keys.perBuffer())
-            {
-                expose(BufferHandle.address(handle), size);
-            }
-            return handle;
-        }
-        final long address = allocate(scope, size, granule); // checks, then a run or a dedicated chunk
-        return BufferHandle.of(address, heaps.current().lastGeneration);
+        return openAllocator(size).allocateHandle(BufferScope.REMOTE, size);
     }
 
     /**
@@ -305,20 +173,8 @@ public final class PinnedArena implements AutoCloseable
      */
     public void freeHandle(final long handle)
     {
-        final long address = BufferHandle.address(handle);
-        if (closed)
-        {
-            throw ArenaErrors.closed("freeHandle", address);
-        }
-        deallocator.free(address, BufferHandle.generation(handle));
-    }
-
-    private static void checkAlignment(final long size, final int alignment)
-    {
-        if (alignment <= 0 || Integer.bitCount(alignment) != 1 || alignment > SizeClasses.ARENA_PAGE_SIZE)
-        {
-            throw ArenaErrors.invalidAlignment(size, alignment);
-        }
+        checkOpen("freeHandle", BufferHandle.address(handle));
+        deallocator.free(BufferHandle.address(handle), BufferHandle.generation(handle));
     }
 
     /**
@@ -328,7 +184,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public Region region(final long address)
     {
-        return liveRegion(address, chunkOrThrow("region", address));
+        return ChunkDirectory.liveRegion(address, chunkOrThrow("region", address));
     }
 
     /**
@@ -337,68 +193,31 @@ public final class PinnedArena implements AutoCloseable
      */
     public int lkey(final long address)
     {
-        return liveRegion(address, chunkOrThrow("lkey", address)).lkey();
+        return ChunkDirectory.liveRegion(address, chunkOrThrow("lkey", address)).lkey();
     }
 
     /**
-     * The key a peer uses to reach a remote buffer, as {@link #remoteKeyMode()} makes it:
-     * <ul>
-     * <li>{@link RemoteKeyMode#WINDOW} (the default where the device keeps a peer inside a memory window's
-     * bounds) and {@link RemoteKeyMode#MR} (the fallback: a registration of exactly the buffer): the key
-     * reaches exactly [address, address + size) of the allocation — one byte before or after fails at the
-     * peer with a remote access error — and is revoked when the buffer is freed, before its bytes are zeroed
-     * or handed out again. {@code address} must be the start of a live remote buffer.</li>
-     * <li>{@link RemoteKeyMode#CHUNK} (asked for): the chunk's key; any address inside a remote chunk. It
-     * reaches every remote buffer of that chunk and stays valid after free.</li>
-     * <li>{@link RemoteKeyMode#NONE} (io_uring, mlock, UCX registrars): no key; throws
-     * {@link NoRemoteKeyException}.</li>
-     * </ul>
+     * The key a peer uses to reach a remote buffer, as {@link #remoteKeyMode()} makes it ({@link RemoteKeyMode}):
+     * with {@code WINDOW} and {@code MR} it reaches exactly the buffer's bytes and is revoked when the buffer is
+     * freed, before they are zeroed or handed out again; with {@code CHUNK} it is the chunk's and stays valid.
      *
      * @param address a remote buffer: its first byte (any byte of a remote chunk with chunk keys).
      * @return the remote key.
      * @throws NotRemoteBufferException for an address of a local-only chunk.
-     * @throws NoRemoteKeyException     without keys, or for an address that does not start a live remote buffer.
+     * @throws NoRemoteKeyException     without keys, or if no live remote buffer starts at {@code address}.
      */
     public int rkey(final long address)
     {
-        final ArenaChunk chunk = chunkOrThrow("rkey", address);
-        if (chunk.scope != BufferScope.REMOTE)
-        {
-            throw new NotRemoteBufferException(address, "rkey(0x" + Long.toHexString(address) +
-                "): the buffer is local-only (allocate it with allocateRemote to expose it to peers)");
-        }
-        final Region region = liveRegion(address, chunk); // the chunk's registration must be live in every mode
-        switch (keys.mode())
-        {
-            case CHUNK:
-                return region.rkey();
-            case NONE:
-                throw new NoRemoteKeyException(address, "rkey(0x" + Long.toHexString(address) + "): no remote keys: " +
-                    keys.reason() + " (use a verbs registrar to expose buffers to peers)");
-            default:
-                final long key = keys.rkey(address);
-                if (key < 0)
-                {
-                    throw new NoRemoteKeyException(address, "rkey(0x" + Long.toHexString(address) +
-                        "): not the start of a live remote buffer (each remote buffer has a key of its own)");
-                }
-                return (int)key;
-        }
+        return keys.peerKey(address, chunkOrThrow("rkey", address));
     }
 
-    /**
-     * @return how this arena makes remote keys (decided at the first remote chunk; this call decides it if
-     * none was made yet).
-     */
+    /** @return how this arena makes remote keys (decided at the first remote chunk, or by this call). */
     public RemoteKeyMode remoteKeyMode()
     {
         return keys.mode();
     }
 
-    /**
-     * @return why {@link #remoteKeyMode()} is what it is, e.g. why memory windows are not used; empty when
-     * windows are used as asked.
-     */
+    /** @return why {@link #remoteKeyMode()} is what it is (why windows are not used); empty if as asked. */
     public String remoteKeyReason()
     {
         return keys.reason();
@@ -419,45 +238,22 @@ public final class PinnedArena implements AutoCloseable
      */
     public long usableSize(final long address)
     {
-        final ArenaChunk chunk = chunkOrThrow("usableSize", address);
-        if (chunk.dedicated)
-        {
-            return chunk.size;
-        }
-        final int page = chunk.pageOf(address);
-        switch (chunk.state(page))
-        {
-            case ArenaChunk.SLAB:
-                return chunk.slab(page).blockSize;
-            case ArenaChunk.RUN_HEAD:
-                return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
-            default:
-                throw ArenaErrors.noBufferStartsThere("usableSize", address);
-        }
+        checkOpen("usableSize", address);
+        return directory.usableSize(address);
     }
 
-    private ArenaChunk chunkOrThrow(final String operation, final long address)
+    private void checkOpen(final String operation, final long address)
     {
         if (closed)
         {
             throw ArenaErrors.closed(operation, address);
         }
-        final ArenaChunk chunk = directory.chunkOf(address);
-        if (chunk == null)
-        {
-            throw ArenaErrors.notInArena(operation, address);
-        }
-        return chunk;
     }
 
-    private static Region liveRegion(final long address, final ArenaChunk chunk)
+    private ArenaChunk chunkOrThrow(final String operation, final long address)
     {
-        final Region region = chunk.region;
-        if (!region.isLive())
-        {
-            throw ArenaErrors.registrationGone(address, region);
-        }
-        return region;
+        checkOpen(operation, address);
+        return directory.chunkOrThrow(operation, address);
     }
 
     /**
@@ -469,9 +265,7 @@ public final class PinnedArena implements AutoCloseable
      */
     public PinnedBuffer allocate(final int size, final PinnedBuffer buffer)
     {
-        checkDetached(buffer);
-        buffer.attach(this, allocate(BufferScope.LOCAL, size, granule), size);
-        return buffer;
+        return attachNew(BufferScope.LOCAL, size, buffer);
     }
 
     /**
@@ -483,14 +277,19 @@ public final class PinnedArena implements AutoCloseable
      */
     public PinnedBuffer allocateRemote(final int size, final PinnedBuffer buffer)
     {
-        checkDetached(buffer);
-        buffer.attach(this, allocate(BufferScope.REMOTE, size, granule), size);
+        return attachNew(BufferScope.REMOTE, size, buffer);
+    }
+
+    private PinnedBuffer attachNew(final BufferScope scope, final int size, final PinnedBuffer buffer)
+    {
+        buffer.requireDetached();
+        buffer.attach(this, allocate(scope, size, classes.granule()), size);
         return buffer;
     }
 
     /**
-     * Adopts the heaps of threads that have died into the calling thread's heap. The arena also does this by
-     * itself on slow paths; this call is for callers that know threads just ended.
+     * Adopts the heaps of dead threads into the calling thread's (as slow paths also do), for callers that know
+     * threads just ended.
      *
      * @return how many heaps were adopted.
      */
@@ -500,9 +299,8 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * A new direct {@link java.nio.ByteBuffer} over arena memory (big-endian, as {@code allocateDirect} makes
-     * them), for code that needs a ByteBuffer object per buffer (a Netty buffer): one allocation per call. It
-     * has no cleaner: dropping it frees nothing, and it is valid until the memory is freed.
+     * A new big-endian direct {@link java.nio.ByteBuffer} over arena memory (one allocation per call) for code
+     * that needs a ByteBuffer object per buffer; without a cleaner, valid until the memory is freed.
      *
      * @param address first byte, inside a chunk of this arena.
      * @param length  bytes, not past the chunk.
@@ -514,8 +312,7 @@ public final class PinnedArena implements AutoCloseable
     }
 
     /**
-     * As {@link #byteBuffer(long, int)}, re-aiming a view this method made earlier instead of making one: no
-     * allocation. The caller must be done with the view's old memory.
+     * As {@link #byteBuffer(long, int)}, re-aiming a view it made (no allocation; its old memory is let go).
      *
      * @param address first byte, inside a chunk of this arena.
      * @param length  bytes, not past the chunk.
@@ -525,23 +322,11 @@ public final class PinnedArena implements AutoCloseable
      */
     public java.nio.ByteBuffer byteBuffer(final long address, final int length, final java.nio.ByteBuffer view)
     {
-        final ArenaChunk chunk = chunkOrThrow("byteBuffer", address);
-        if (length < 0 || address + length > chunk.base + chunk.size)
-        {
-            throw new IllegalArgumentException("byteBuffer(0x" + Long.toHexString(address) + ", " + length +
-                "): the range leaves its chunk " + chunk);
-        }
-        final long previous = org.agrona.BufferUtil.address(view);
-        if (!view.isDirect() || view.isReadOnly() || (view.capacity() != 0 && directory.chunkOf(previous) == null))
-        {
-            throw new IllegalArgumentException("byteBuffer: only a view this arena made can be re-aimed: " + view);
-        }
-        return ByteBufferView.aim(view, address, length).order(java.nio.ByteOrder.BIG_ENDIAN);
+        return ByteBufferView.reaim(directory, chunkOrThrow("byteBuffer", address), address, length, view);
     }
 
     /**
-     * A new flyweight that owns a new buffer: for a buffer that travels to another thread (which closes it,
-     * freeing the buffer). Allocates the flyweight object; {@link #allocate(int, PinnedBuffer)} does not.
+     * A new flyweight owning a new buffer, for one that travels to another thread (which closes it to free it).
      *
      * @param size bytes, 1 to {@link Integer#MAX_VALUE}.
      * @return the buffer.
@@ -551,20 +336,15 @@ public final class PinnedArena implements AutoCloseable
         return allocate(size, new PinnedBuffer());
     }
 
-    /**
-     * As {@link #allocateBuffer(int)}, from remote-scope chunks.
-     *
-     * @param size bytes, 1 to {@link Integer#MAX_VALUE}.
-     * @return the buffer.
-     */
+    /** @return as {@link #allocateBuffer(int)}, a buffer of {@code size} bytes from remote-scope chunks. */
     public PinnedBuffer allocateRemoteBuffer(final int size)
     {
         return allocateRemote(size, new PinnedBuffer());
     }
 
     /**
-     * Wraps a buffer this arena handed out as an address (perhaps on another thread) into a flyweight with its
-     * keys; closing the flyweight frees the buffer. The capacity is the buffer's usable size.
+     * Wraps a buffer handed out as an address (perhaps on another thread) into a flyweight of its usable size;
+     * closing the flyweight frees the buffer.
      *
      * @param address an address returned by an allocate method and not freed since.
      * @param buffer  a detached flyweight.
@@ -574,146 +354,64 @@ public final class PinnedArena implements AutoCloseable
      */
     public PinnedBuffer wrap(final long address, final PinnedBuffer buffer)
     {
-        checkDetached(buffer);
-        final long usable = allocatedSize(address);
-        if (usable > Integer.MAX_VALUE)
-        {
-            throw new IllegalArgumentException("wrap(0x" + Long.toHexString(address) + "): " + usable +
-                " bytes do not fit a PinnedBuffer");
-        }
-        buffer.attach(this, address, (int)usable);
+        buffer.requireDetached();
+        checkOpen("wrap", address);
+        buffer.attach(this, address, directory.wrappableSize(address));
         return buffer;
     }
 
-    /**
-     * @return the usable size of the allocated buffer that starts at {@code address}.
-     * @throws UnknownAddressException if none does (free, interior, or never handed out).
-     */
-    private long allocatedSize(final long address)
-    {
-        final ArenaChunk chunk = chunkOrThrow("wrap", address);
-        if (chunk.dedicated)
-        {
-            if (address == chunk.base && chunk.dedicatedInUse)
-            {
-                return chunk.size;
-            }
-        }
-        else
-        {
-            final int page = chunk.pageOf(address);
-            final byte state = chunk.state(page);
-            if (state == ArenaChunk.SLAB)
-            {
-                final Slab slab = chunk.slab(page);
-                final int index = slab.blockIndex(address);
-                if (index >= 0 && slab.isAllocatedByRemoteView(index))
-                {
-                    return slab.blockSize;
-                }
-            }
-            else if (state == ArenaChunk.RUN_HEAD && (address & (SizeClasses.ARENA_PAGE_SIZE - 1)) == 0)
-            {
-                return (long)chunk.runPages(page) << SizeClasses.ARENA_PAGE_SHIFT;
-            }
-        }
-        throw new UnknownAddressException(address, "wrap(0x" + Long.toHexString(address) +
-            "): no allocated buffer starts there (freed, interior, or never handed out)");
-    }
-
-    private static void checkDetached(final PinnedBuffer buffer)
-    {
-        if (buffer.isAttached())
-        {
-            throw new IllegalStateException("PinnedBuffer still holds 0x" + Long.toHexString(buffer.addressOffset()) +
-                ": close it before wrapping a new buffer");
-        }
-    }
-
-    /**
-     * @return a consistent-enough snapshot of the counters, taken without the arena's lock (other threads'
-     * counters are read racily).
-     */
+    /** @return a snapshot of the counters, taken without a lock (other threads' counters read racily). */
     public ArenaStats stats()
     {
-        final HeapCounters sum = new HeapCounters(classCount);
-        heaps.sumInto(sum);
-        final int[] sizes = new int[classCount];
-        for (int i = 0; i < classCount; i++)
-        {
-            sizes[i] = classes.blockSize(i);
-        }
-        return new ArenaStats(
-            registrar.name(), pool.mappedBytes(), capacity.capBytes(), pool.chunkCount(false), pool.chunkCount(true),
-            pool.registrations(), sum.bytesInUse(classes), sizes, sum.classAllocs, sum.classFrees, sum.runAllocs,
-            sum.runFrees, sum.dedicatedAllocs, sum.dedicatedFrees, sum.crossThreadFreesSent,
-            sum.crossThreadFreesCollected, sum.liveHeaps, sum.adoptions, pool.bytesByBacking());
+        return metrics.snapshot();
     }
 
-    /**
-     * @return the arena's counters, readable without its lock; {@link ArenaMetrics#register(String)} publishes
-     * them as a platform MXBean.
-     */
+    /** @return the counters, readable without a lock; {@link ArenaMetrics#register(String)} publishes them. */
     public ArenaMetrics metrics()
     {
         return metrics;
     }
 
-    /**
-     * @return the cap in force and how it was derived.
-     */
+    /** @return the cap in force and how it was derived. */
     public ArenaCapacity capacity()
     {
         return capacity;
     }
 
-    /**
-     * @return the settings.
-     */
+    /** @return the settings. */
     public ArenaConfig config()
     {
         return config;
     }
 
-    /**
-     * @return the size class table.
-     */
+    /** @return the size class table. */
     public SizeClasses sizeClasses()
     {
         return classes;
     }
 
-    /**
-     * @return the registrar every chunk is registered with.
-     */
+    /** @return the registrar every chunk is registered with. */
     public Registrar registrar()
     {
         return registrar;
     }
 
-    /**
-     * @return true once closed.
-     */
+    /** @return true once closed. */
     public boolean isClosed()
     {
         return closed;
     }
 
-    /**
-     * Deregisters and unmaps every chunk; refuses while buffers are outstanding.
-     *
-     * @throws BuffersOutstandingException if any buffer is still allocated (nothing is released then).
-     */
+    /** {@link #close(boolean) close(false)}: throws {@link BuffersOutstandingException} while any is held. */
     public void close()
     {
         close(false);
     }
 
     /**
-     * Deregisters and unmaps every chunk. No thread may use the arena during or after this call. Forced with
-     * buffers still held, the chunks are deregistered and their pages released, but their address ranges
-     * stay mapped to scratch memory until the process ends: a stale access reaches nobody's memory and never
-     * faults, and every key lookup throws {@link ArenaClosedException}.
+     * Deregisters and unmaps every chunk; no thread may use the arena during or after this call. Forced with
+     * buffers still held, their ranges stay mapped to scratch memory until the process ends (a stale access
+     * reaches nobody's memory and never faults) and every lookup throws {@link ArenaClosedException}.
      *
      * @param force release even with buffers outstanding.
      * @throws BuffersOutstandingException if not forced and any buffer is still allocated.
@@ -729,20 +427,12 @@ public final class PinnedArena implements AutoCloseable
             final long outstanding = heaps.buffersInUse();
             if (outstanding != 0 && !force)
             {
-                throw new BuffersOutstandingException(0, "close(): " + outstanding +
-                    " buffers are still allocated; free them first, or close(true) to release the memory anyway");
+                throw ArenaErrors.buffersOutstanding(outstanding);
             }
             closed = true;
             try
             {
-                try
-                {
-                    keys.close(); // every window and per-buffer registration, before the chunks under them
-                }
-                finally
-                {
-                    pool.closeAll(outstanding != 0);
-                }
+                pool.closeAll(outstanding != 0); // the remote keys first, then the chunks under them
             }
             finally
             {

@@ -51,14 +51,23 @@ public final class PinnedBuffer extends UnsafeBuffer implements AutoCloseable
 
     void attach(final PinnedArena arena, final long address, final int length)
     {
-        if (this.arena != null)
-        {
-            throw new IllegalStateException("PinnedBuffer still holds 0x" + Long.toHexString(blockAddress) +
-                ": close it before wrapping a new buffer");
-        }
+        requireDetached();
         this.arena = arena;
         this.blockAddress = address;
         aim(address, length);
+    }
+
+    /**
+     * Checked before the arena allocates for this flyweight, so that a refused wrap leaks nothing.
+     *
+     * @throws IllegalStateException if it still holds a buffer.
+     */
+    void requireDetached()
+    {
+        if (arena != null)
+        {
+            throw ArenaErrors.stillAttached(blockAddress);
+        }
     }
 
     private void aim(final long address, final int length)

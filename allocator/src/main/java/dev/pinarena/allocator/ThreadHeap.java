@@ -161,6 +161,44 @@ final class ThreadHeap
     }
 
     /**
+     * Owner thread: the bookkeeping of a run of {@code pages} arena pages just handed out.
+     */
+    void countRun(final int generation, final int pages)
+    {
+        lastGeneration = generation;
+        runAllocs++;
+        bytesAllocated += (long)pages << SizeClasses.ARENA_PAGE_SHIFT;
+    }
+
+    /**
+     * Owner thread: the bookkeeping of a dedicated chunk just handed out.
+     */
+    void countDedicated(final ArenaChunk chunk)
+    {
+        lastGeneration = chunk.dedicatedGeneration;
+        dedicatedAllocs++;
+        bytesAllocated += chunk.size;
+    }
+
+    /**
+     * The calling thread's heap: the bookkeeping of a run of {@code bytes} it freed.
+     */
+    void countRunFree(final long bytes)
+    {
+        runFrees++;
+        bytesFreed += bytes;
+    }
+
+    /**
+     * The calling thread's heap: the bookkeeping of a dedicated chunk of {@code bytes} it freed.
+     */
+    void countDedicatedFree(final long bytes)
+    {
+        dedicatedFrees++;
+        bytesFreed += bytes;
+    }
+
+    /**
      * Any thread: step 4 of the cross-thread protocol (see {@link Slab}); a Treiber push. The slab's link is
      * written before the CAS that publishes it; the owner's exchange in {@link #drainPending()} reads it after.
      * There is no single pop, only take-all, so the stack has no ABA problem.

@@ -14,6 +14,10 @@ import java.nio.ByteBuffer;
  * frees it there when the old memory of a resized buffer is let go, and {@link #deallocate()} (reference count
  * 0) frees the memory and hands the object back to its allocator's {@link Recycler}.
  * <p>
+ * Growth within the block: the arena rounds each buffer up to its block (a slab block or a run of pages), and
+ * a capacity up to that size is served in place — the same memory under a longer view, nothing freed — which
+ * {@link #maxFastWritableBytes()} reports, so {@code ensureWritable} grows in place before it moves.
+ * <p>
  * Lifetime of one object, in order:
  * <ol>
  * <li>{@link #reuse(int, int)} (allocating thread): reference count 1, the view of the memory freed in the
@@ -83,6 +87,11 @@ public final class PinnedByteBuf extends UnpooledUnsafeDirectByteBuf
             }
             view = placeholder;
         }
+        else if (liveView != null && liveView != placeholder && initialCapacity > liveView.capacity() &&
+            initialCapacity <= blockBytes(liveView))
+        {
+            view = pinnedAlloc().extend(liveView, initialCapacity); // grows in place: same memory, longer view
+        }
         else
         {
             view = pinnedAlloc().allocate(initialCapacity);
@@ -98,6 +107,11 @@ public final class PinnedByteBuf extends UnpooledUnsafeDirectByteBuf
         {
             return;
         }
+        if (buffer != liveView && liveView != placeholder && BufferUtil.address(buffer) == BufferUtil.address(liveView))
+        {
+            pinnedAlloc().keepSpare(buffer); // the view before an in-place growth: its memory is still in use
+            return;
+        }
         if (buffer == freedView)
         {
             freedView = null;
@@ -105,6 +119,22 @@ public final class PinnedByteBuf extends UnpooledUnsafeDirectByteBuf
             return;
         }
         pinnedAlloc().free(buffer);
+    }
+
+    /**
+     * @return the bytes writable without moving the memory: up to the end of the arena block (or the maximum
+     * capacity, if lower).
+     */
+    public int maxFastWritableBytes()
+    {
+        final ByteBuffer view = liveView;
+        final long block = view == placeholder || view == null ? capacity() : blockBytes(view);
+        return (int)Math.max(0, Math.min(block, maxCapacity()) - writerIndex());
+    }
+
+    private long blockBytes(final ByteBuffer view)
+    {
+        return pinnedAlloc().arena().usableSize(BufferUtil.address(view));
     }
 
     protected void deallocate()

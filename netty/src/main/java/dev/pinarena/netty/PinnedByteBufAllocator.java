@@ -5,7 +5,7 @@ import dev.pinarena.allocator.BufferScope;
 import dev.pinarena.allocator.PinnedArena;
 import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.UnpooledHeapByteBuf;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.util.Recycler;
 import org.agrona.BufferUtil;
 
@@ -17,7 +17,8 @@ import java.util.ArrayDeque;
  * direct (and I/O) buffer Netty asks for is allocated from one {@link PinnedArena}, {@code release()} to
  * reference count 0 frees it back to the arena (from whichever thread), and its registration keys are a
  * lookup away ({@link #lkey(ByteBuf)}, {@link #rkey(ByteBuf)}, or {@link PinnedByteBuf#lkey()}), for slices
- * and duplicates too. Heap buffers are Netty's unpooled ones.
+ * and duplicates too. Heap buffers are Netty's unpooled ones. {@link #metric()} reports the memory used as
+ * Netty's allocators do, with the pinned bytes beside ({@link PinnedAllocatorMetric}).
  * <pre>{@code
  * ByteBufAllocator alloc = new PinnedByteBufAllocator(arena, BufferScope.LOCAL);
  * bootstrap.option(ChannelOption.ALLOCATOR, alloc).childOption(ChannelOption.ALLOCATOR, alloc);
@@ -28,13 +29,14 @@ import java.util.ArrayDeque;
  * pool per thread, a buffer released on another thread goes back to the pool of the thread that took it), and
  * so are the ByteBuffer views Netty holds (per thread, up to {@link #SPARE_VIEWS}).
  */
-public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
+public final class PinnedByteBufAllocator extends AbstractByteBufAllocator implements ByteBufAllocatorMetricProvider
 {
     /** Spare ByteBuffer views kept per thread: a freed buffer's view serves the next buffer. */
     static final int SPARE_VIEWS = 64;
 
     private final PinnedArena arena;
     private final BufferScope scope;
+    private final PinnedAllocatorMetric metric;
     private final ThreadLocal<ArrayDeque<ByteBuffer>> spareViews =
         ThreadLocal.withInitial(() -> new ArrayDeque<>(SPARE_VIEWS));
     private final Recycler<PinnedByteBuf> buffers = new Recycler<PinnedByteBuf>()
@@ -54,6 +56,13 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
         super(true); // direct by default: buffer() and ioBuffer() are arena memory
         this.arena = arena;
         this.scope = scope;
+        this.metric = new PinnedAllocatorMetric(arena);
+    }
+
+    /** @return the memory this allocator uses: direct (arena), heap, and the arena's pinned bytes. */
+    public PinnedAllocatorMetric metric()
+    {
+        return metric;
     }
 
     /**
@@ -79,7 +88,7 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
 
     protected ByteBuf newHeapBuffer(final int initialCapacity, final int maxCapacity)
     {
-        return new UnpooledHeapByteBuf(this, initialCapacity, maxCapacity);
+        return new CountedHeapByteBuf(this, metric.heapBytes(), initialCapacity, maxCapacity);
     }
 
     public boolean isDirectBufferPooled()
@@ -123,6 +132,17 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator
     ByteBuffer allocate(final int capacity)
     {
         final long address = arena.allocate(scope, capacity, ArenaConfig.DEFAULT_ALIGNMENT);
+        final ByteBuffer spare = spareViews.get().pollLast();
+        return spare == null ? arena.byteBuffer(address, capacity) : arena.byteBuffer(address, capacity, spare);
+    }
+
+    /**
+     * @return a view over the same memory as {@code view}, {@code capacity} bytes long (within its arena block):
+     * a spare view re-aimed if the calling thread has one, else a new one. {@code view} stays valid.
+     */
+    ByteBuffer extend(final ByteBuffer view, final int capacity)
+    {
+        final long address = BufferUtil.address(view);
         final ByteBuffer spare = spareViews.get().pollLast();
         return spare == null ? arena.byteBuffer(address, capacity) : arena.byteBuffer(address, capacity, spare);
     }

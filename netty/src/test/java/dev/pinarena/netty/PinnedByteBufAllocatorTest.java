@@ -9,6 +9,8 @@ import dev.pinarena.registration.uring.IoUringRegistrar;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocatorMetric;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -61,6 +63,64 @@ class PinnedByteBufAllocatorTest
     {
         arena.close(true);
         registrar.close();
+    }
+
+    @Test
+    void theMetricReportsDirectHeapAndPinnedMemoryAsBuffersComeAndGo()
+    {
+        final ByteBufAllocatorMetric metric = ((ByteBufAllocatorMetricProvider)alloc).metric();
+        assertEquals(0, metric.usedDirectMemory());
+        assertEquals(0, metric.usedHeapMemory());
+
+        final ByteBuf direct = alloc.directBuffer(1024, 8192);
+        assertEquals(arena.usableSize(direct.memoryAddress()), metric.usedDirectMemory());
+        direct.capacity(4096); // past the block: moves, the old block is freed
+        assertEquals(arena.usableSize(direct.memoryAddress()), metric.usedDirectMemory(), direct.toString());
+        final long pinned = ((PinnedAllocatorMetric)metric).pinnedMemory();
+        assertTrue(pinned >= 4L << 20, "at least the chunk is pinned: " + pinned);
+        assertTrue(direct.release());
+        assertEquals(0, metric.usedDirectMemory());
+        assertEquals(pinned, ((PinnedAllocatorMetric)metric).pinnedMemory(), "freed memory stays pinned");
+
+        final ByteBuf heap = alloc.heapBuffer(1024, 8192);
+        assertEquals(1024, metric.usedHeapMemory());
+        heap.capacity(2048);
+        assertEquals(2048, metric.usedHeapMemory());
+        assertTrue(heap.release());
+        assertEquals(0, metric.usedHeapMemory());
+        assertEquals(0, metric.usedDirectMemory());
+    }
+
+    @Test
+    void ensureWritableGrowsInPlaceUpToTheBlockAndMovesBeyondIt()
+    {
+        final ByteBuf buffer = alloc.directBuffer(150);
+        final long address = buffer.memoryAddress();
+        final long block = arena.usableSize(address);
+        assertTrue(block > 150 && block < 256, "a 150-byte buffer sits in a block between 150 and 256 bytes: " + block);
+        for (int i = 0; i < 100; i++)
+        {
+            buffer.writeByte(i);
+        }
+        assertEquals(block - 100, buffer.maxFastWritableBytes(), "writable without moving: up to the block's end");
+
+        buffer.ensureWritable((int)(block - 100)); // exactly to the block's end
+        assertEquals(address, buffer.memoryAddress(), "grown in place, not moved");
+        assertEquals(block, buffer.capacity());
+        for (int i = 0; i < 100; i++)
+        {
+            assertEquals((byte)i, buffer.getByte(i), "bytes kept at " + i);
+        }
+        final long inUse = arena.stats().bytesInUse();
+
+        buffer.writerIndex((int)block);
+        assertEquals(0, buffer.maxFastWritableBytes());
+        buffer.ensureWritable(1); // past the block: moves
+        assertFalse(address == buffer.memoryAddress(), "beyond the block the buffer moves");
+        assertEquals((byte)99, buffer.getByte(99));
+        assertTrue(buffer.release());
+        assertEquals(0, arena.stats().bytesInUse(), "the block it grew in and the one it moved to are both freed");
+        assertTrue(inUse > 0);
     }
 
     @Test
