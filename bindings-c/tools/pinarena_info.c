@@ -116,7 +116,7 @@ int main(void) {
     printf(" ");
     print_limit("hard", rl.rlim_max);
     printf("%s\n", rl.rlim_cur != RLIM_INFINITY && strcmp(reg, "verbs") != 0 && strcmp(reg, "none") != 0
-           ? " (io_uring and mlock pins count against the soft limit)" : "");
+           ? " (io_uring and mlock pins count against the soft limit without CAP_IPC_LOCK)" : "");
   }
   printf("max_pinned: %s (PINARENA_MAX_PINNED: chunks past it are served unregistered)\n",
          env_or("PINARENA_MAX_PINNED", "no cap"));
