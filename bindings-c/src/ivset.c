@@ -24,6 +24,7 @@ typedef struct sink_s {
 
 static sink_t sinks[PA_IV_SINKS];
 static _Atomic uint64_t holders;
+static _Atomic(pa_iv_tap_fn) tap;
 
 #define RLX memory_order_relaxed
 #define SC  memory_order_seq_cst
@@ -108,6 +109,8 @@ static void post_one(sink_t* s, uint64_t p0, uint64_t p1) {
 
 void pa_iv_post(uintptr_t start, uintptr_t end) {
   if (end <= start) return;
+  pa_iv_tap_fn t = atomic_load(&tap);
+  if (t != NULL) t(start, end);
   uint64_t p0 = (uint64_t)start >> PAGE_SHIFT;
   uint64_t p1 = ((uint64_t)end + ((1u << PAGE_SHIFT) - 1)) >> PAGE_SHIFT;
   for (int i = 0; i < PA_IV_SINKS; i++) {
@@ -117,6 +120,8 @@ void pa_iv_post(uintptr_t start, uintptr_t end) {
     atomic_store(&s->pending, 1);     /* after the range is visible (seq_cst) */
   }
 }
+
+void pa_iv_set_tap(pa_iv_tap_fn fn) { atomic_store(&tap, fn); }
 
 void pa_iv_hold(void) {
   atomic_fetch_add(&holders, 1);
