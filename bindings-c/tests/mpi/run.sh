@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh — a real MPI over rxe0, asserted. Runs INSIDE the Soft-RoCE guest (make mpi-vm-test boots it):
 #
-#   tests/mpi/run.sh MPI_BUILD_DIR LIBPINARENA_SO RESULTS_DIR [seed|seed-ofi|keys|savings|all]
+#   tests/mpi/run.sh MPI_BUILD_DIR LIBPINARENA_SO RESULTS_DIR [seed|seed-ofi|keys|savings|stacks|all]
 #
 # seed     the hazard in Open MPI, over both of its RDMA paths (pml cm + ofi verbs;ofi_rxm, and pml ucx):
 #          (a) glibc malloc with the MPI's stock memory hooks: fresh data, the cache re-registers and logs
@@ -14,6 +14,7 @@
 # savings  malloc/send/free loops (64 KiB, 1 MiB, 4 MiB) and a reuse loop under glibc (default tunables and
 #          a fixed 1 MiB mmap threshold) and the shim: registrations and deregistrations per loop, written
 #          to RESULTS_DIR/savings.csv (read by ./pinarena bench).
+# stacks   UCX with no hooks and its cache on, fed by the shim (settings: ../../stacks.env), against its own hooks.
 # seed-ofi the seed over pml cm/ofi only (what make mpi-two-guests-test runs, ranks in two guests).
 # Every transfer's packets are read from rxe0's counter: a message that did not cross rxe0 fails.
 # Output: PASS/FAIL lines, then "N passed, N failed, 0 skipped"; exit status 1 if anything failed.
@@ -45,6 +46,17 @@ SHIM_UCX=(--mca memory ^patcher -x "LD_PRELOAD=$REGCOUNT:$SO" -x UCX_MEM_MALLOC_
 # every send. Its mmap events on (malloc hooks still off), the shim's memory never raises one.
 SHIM_UCX_EVENTS=(--mca memory ^patcher -x "LD_PRELOAD=$REGCOUNT:$SO" -x UCX_MEM_MALLOC_HOOKS=no)
 COUNT=(-x "LD_PRELOAD=$REGCOUNT")
+# stack_env STACK: mpirun -x options from ../../stacks.env (lines "mpi NAME=VALUE" and "STACK NAME=VALUE")
+STACKS_ENV=${STACKS_ENV:-$HERE/../../stacks.env}
+stack_env() {
+  local stack rest
+  while read -r stack rest; do
+    [ "$stack" = mpi ] || [ "$stack" = "$1" ] || continue
+    printf '%s\n' -x "$rest"
+  done <"$STACKS_ENV"
+}
+FED_UCX=(-x "LD_PRELOAD=$REGCOUNT:$SO")
+while IFS= read -r opt; do FED_UCX+=("$opt"); done <<<"$(stack_env ucx)"
 FI_MR_LOG=(-x FI_LOG_LEVEL=info -x FI_LOG_SUBSYS=mr)
 
 # mpi NAME TRANSPORT(ofi|ucx) [mpirun options] -- PROGRAM ARGS: output in $OUT/NAME.out; prints the seconds
@@ -148,6 +160,48 @@ run_seed() {  # run_seed TRANSPORT...
   check_seed seed_ucx_shim_noevents_uncached ucx uncached
 }
 
+# ucm_fed FILE: ranges the shim reported to UCX (rank 0's "stack_events ucm=N"; -1: not fed)
+ucm_fed() { sed -n 's/^stack_events ucm=\(-\{0,1\}[0-9]*\)$/\1/p' "$1" | head -1; }
+
+# stacks: UCX with every hook off and its cache on, fed by the shim (stacks.env), against UCX's own hooks.
+#   heap: the seed's malloc/free/malloc — a cache hit, nothing dropped;
+#   munmap: foreign memory unmapped and mapped again at the same address — fresh, re-registered, the old
+#   registration dropped (UCX invalidated it on the shim's report); with UCX's own hooks (no shim) the same.
+run_stacks() {
+  local sizes=(8388608 4194304) name
+  name=seed_ucx_fed_heap_cached
+  rm -f "$OUT/$name.stats"
+  mpi "$name" ucx "${FED_UCX[@]}" -x "PINARENA_STATS=$OUT/$name.stats" -- "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
+  check_seed "$name" ucx shim
+  check_fed "$name" 0
+  check_unpatched "$name" 1
+  name=seed_ucx_fed_munmap_fresh
+  mpi "$name" ucx "${FED_UCX[@]}" -- "$BIN/pinarena-mpi-seed" munmap "${sizes[@]}"
+  check_seed "$name" ucx fresh
+  check_fed "$name" 1
+  check_unpatched "$name" 1
+  name=seed_ucx_hooks_munmap_fresh
+  mpi "$name" ucx "${COUNT[@]}" -- "$BIN/pinarena-mpi-seed" munmap "${sizes[@]}"
+  check_seed "$name" ucx fresh
+  check_unpatched "$name" 0
+}
+
+# check_unpatched NAME WANT: both ranks' "unpatched ... all=WANT" (1: libc's mmap family as on disk after
+# MPI_Init; 0: some stack rewrote it — Open MPI's patcher or UCM's bistro hooks)
+check_unpatched() {
+  local lines; lines=$(grep -c "^unpatched rank=[01] .* all=$2\$" "$OUT/$1.out")
+  if [ "$lines" = 2 ]; then pass "$1_libc_all_$2"
+  else fail "$1_libc_all_$2" "$(grep '^unpatched ' "$OUT/$1.out" | tr '\n' ';')"; fi
+  grep '^unpatched ' "$OUT/$1.out" | sed 's/^/      /'
+}
+
+# check_fed NAME MIN: the shim fed UCX (stack_events ucm >= MIN)
+check_fed() {
+  local n; n=$(ucm_fed "$OUT/$1.out")
+  if [ -n "$n" ] && [ "$n" -ge "$2" ]; then pass "$1_fed_by_pinarena"; echo "      stack_events ucm=$n"
+  else fail "$1_fed_by_pinarena" "the shim reported ${n:-no} ranges to UCX (expected >= $2)"; fi
+}
+
 # savings: one process per allocator, every loop in it; a CSV row per loop.
 run_savings() {
   local csv=$OUT/savings.csv loops=(churn:65536 churn:1048576 churn:4194304 reuse:4194304)
@@ -223,8 +277,9 @@ case "$WHAT" in
   seed-ofi) run_seed ofi ;;
   savings) run_savings ;;
   keys) run_keys ;;
-  all) run_seed ofi ucx; run_keys; run_savings ;;
-  *) echo "run.sh: unknown part '$WHAT' (seed|seed-ofi|savings|keys|all)" >&2; exit 2 ;;
+  stacks) run_stacks ;;
+  all) run_seed ofi ucx; run_stacks; run_keys; run_savings ;;
+  *) echo "run.sh: unknown part '$WHAT' (seed|seed-ofi|savings|keys|stacks|all)" >&2; exit 2 ;;
 esac
 echo "$passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]

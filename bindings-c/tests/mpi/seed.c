@@ -1,6 +1,6 @@
 /* seed.c — the stale-registration hazard in a real MPI, two ranks.
  *
- *   mpirun -np 2 pinarena-mpi-seed malloc|rawunmap SIZE...
+ *   mpirun -np 2 pinarena-mpi-seed malloc|munmap|rawunmap SIZE...
  *
  * For each SIZE, rank 0 gets a buffer, fills it with 'A', sends it, gives it back, gets a buffer of the same
  * size again (which must land at the same address, or the run proves nothing and fails), fills it with 'B' and
@@ -9,6 +9,8 @@
  *
  *   malloc    malloc/free: what an application does. glibc unmaps a large block on free (the MPI's memory
  *             hooks see that unmap); libpinarena.so keeps the block registered and mapped.
+ *   munmap    mmap and munmap: foreign memory the program maps and unmaps itself, through the symbol every
+ *             hook (the MPI's, the shim's) sees; the second mmap asks for the same address.
  *   rawunmap  mmap and syscall(SYS_munmap): the pages leave by a path no symbol hook can see, so a
  *             registration cache keyed by address keeps the old registration — the hazard itself.
  *
@@ -18,10 +20,13 @@
  * on rxe0, so this counts the whole transfer). regs/deregs: memory registrations rank 0 made and dropped
  * since the end of the previous send, the free and malloc before this one included (libpinarena-regcount.so
  * preloaded; -1 without it): 0 registrations = a cache hit.
- * Each rank also prints "rank=R pid=P" (to match the MPI library's own per-process logs).
+ * Each rank also prints "rank=R pid=P" (to match the MPI library's own per-process logs) and its
+ * "unpatched ..." line (unpatched.h: libc's mmap family as on disk, or rewritten); rank 0 ends with
+ * "stack_events ucm=N": ranges the shim reported to UCX through ucm_vm_munmap (-1: the shim does not feed UCX).
  * Exit status 0 whatever the data (judging is the caller's), 1 if the address was not reused.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,18 +38,22 @@
 
 #include "regcount.h"
 #include "rxe_counter.h"
+#include "unpatched.h"
 
 enum { TAG_DATA = 1, TAG_RESULT = 2 };
 
-static void* get_buffer(int raw, size_t size, void* want) {
-  if (!raw) return malloc(size);
+enum { MODE_MALLOC, MODE_MUNMAP, MODE_RAWUNMAP };
+
+static void* get_buffer(int mode, size_t size, void* want) {
+  if (mode == MODE_MALLOC) return malloc(size);
   void* p = mmap(want, size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | (want ? MAP_FIXED_NOREPLACE : 0), -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
-static void put_buffer(int raw, void* p, size_t size) {
-  if (!raw) { free(p); return; }
+static void put_buffer(int mode, void* p, size_t size) {
+  if (mode == MODE_MALLOC) { free(p); return; }
+  if (mode == MODE_MUNMAP) { munmap(p, size); return; }
   /* Not munmap(): the MPI's hooks patch that symbol. The raw system call goes around every hook. */
   syscall(SYS_munmap, p, size);
 }
@@ -92,13 +101,16 @@ int main(int argc, char** argv) {
   int rank, ranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (ranks != 2 || argc < 3 || (strcmp(argv[1], "malloc") && strcmp(argv[1], "rawunmap"))) {
-    if (rank == 0) fprintf(stderr, "usage: mpirun -np 2 %s malloc|rawunmap SIZE...\n", argv[0]);
+  int mode = -1;
+  if (argc >= 2) mode = !strcmp(argv[1], "malloc") ? MODE_MALLOC : !strcmp(argv[1], "munmap") ? MODE_MUNMAP
+                     : !strcmp(argv[1], "rawunmap") ? MODE_RAWUNMAP : -1;
+  if (ranks != 2 || argc < 3 || mode < 0) {
+    if (rank == 0) fprintf(stderr, "usage: mpirun -np 2 %s malloc|munmap|rawunmap SIZE...\n", argv[0]);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  const int raw = !strcmp(argv[1], "rawunmap");
   printf("rank=%d pid=%d\n", rank, (int)getpid());
   fflush(stdout);
+  unpatched_report(rank);   /* after MPI_Init: every stack has installed whatever hooks it installs */
   int status = 0;
   regcount_now(&last_count);
   for (int a = 2; a < argc; a++) {
@@ -111,19 +123,22 @@ int main(int argc, char** argv) {
       free(buf);
       continue;
     }
-    char* first = get_buffer(raw, size, NULL);
+    char* first = get_buffer(mode, size, NULL);
     if (!first) { perror("first buffer"); MPI_Abort(MPI_COMM_WORLD, 1); }
     struct send_result r = send_checked(first, size, 'A');
     report(argv[1], size, 1, 'A', 1, &r, first);
-    put_buffer(raw, first, size);
-    char* second = get_buffer(raw, size, first);
+    put_buffer(mode, first, size);
+    char* second = get_buffer(mode, size, first);
     if (!second) { perror("second buffer"); MPI_Abort(MPI_COMM_WORLD, 1); }
     int reused = second == first;
     if (!reused) status = 1;
     r = send_checked(second, size, 'B');
     report(argv[1], size, 2, 'B', reused, &r, second);
-    put_buffer(raw, second, size);
+    put_buffer(mode, second, size);
   }
+  /* How many unmapped ranges the shim handed UCX (src/shim/stack_events.c); -1: it does not feed UCX. */
+  long (*fed)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ucm");
+  if (rank == 0) printf("stack_events ucm=%ld\n", fed ? fed() : -1L);
   MPI_Finalize();
   return status;
 }
