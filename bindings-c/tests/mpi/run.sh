@@ -278,7 +278,7 @@ case "$WHAT" in
   savings) run_savings ;;
   keys) run_keys ;;
   stacks) run_stacks ;;
-  all) run_seed ofi ucx; run_keys; run_savings ;;
+  all) run_seed ofi ucx; run_stacks; run_keys; run_savings ;;
   *) echo "run.sh: unknown part '$WHAT' (seed|seed-ofi|savings|keys|stacks|all)" >&2; exit 2 ;;
 esac
 echo "$passed passed, $failed failed, 0 skipped"
