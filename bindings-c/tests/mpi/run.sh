@@ -14,7 +14,7 @@
 # savings  malloc/send/free loops (64 KiB, 1 MiB, 4 MiB) and a reuse loop under glibc (default tunables and
 #          a fixed 1 MiB mmap threshold) and the shim: registrations and deregistrations per loop, written
 #          to RESULTS_DIR/savings.csv (read by ./pinarena bench).
-# stacks   UCX with no hooks and its cache on, fed by the shim (settings: ../../stacks.env), against its own hooks.
+# stacks   UCX with no hooks and its cache on, fed by the shim (settings: ../../stacks.tsv), against its own hooks.
 # seed-ofi the seed over pml cm/ofi only (what make mpi-two-guests-test runs, ranks in two guests).
 # Every transfer's packets are read from rxe0's counter: a message that did not cross rxe0 fails.
 # Output: PASS/FAIL lines, then "N passed, N failed, 0 skipped"; exit status 1 if anything failed.
@@ -46,14 +46,17 @@ SHIM_UCX=(--mca memory ^patcher -x "LD_PRELOAD=$REGCOUNT:$SO" -x UCX_MEM_MALLOC_
 # every send. Its mmap events on (malloc hooks still off), the shim's memory never raises one.
 SHIM_UCX_EVENTS=(--mca memory ^patcher -x "LD_PRELOAD=$REGCOUNT:$SO" -x UCX_MEM_MALLOC_HOOKS=no)
 COUNT=(-x "LD_PRELOAD=$REGCOUNT")
-# stack_env STACK: mpirun -x options from ../../stacks.env (lines "mpi NAME=VALUE" and "STACK NAME=VALUE")
-STACKS_ENV=${STACKS_ENV:-$HERE/../../stacks.env}
+# stack_env STACK: mpirun -x options from ../../stacks.tsv, the one table `pinarena exec` exports too
+# (rows "always VARIABLE VALUE WHY..." and "STACK VARIABLE VALUE WHY..."; pml selection rows left to mpi()).
+STACKS_TABLE=${STACKS_TABLE:-$HERE/../../stacks.tsv}
 stack_env() {
-  local stack rest
-  while read -r stack rest; do
-    [ "$stack" = mpi ] || [ "$stack" = "$1" ] || continue
-    printf '%s\n' -x "$rest"
-  done <"$STACKS_ENV"
+  local when var value rest
+  while read -r when var value rest; do
+    case "$when" in '#'*|'') continue ;; esac
+    [ "$when" = always ] || [ "$when" = "$1" ] || continue
+    [ "$var" = OMPI_MCA_pml ] || [ "$var" = OMPI_MCA_mtl ] && continue
+    printf '%s\n' -x "$var=$value"
+  done <"$STACKS_TABLE"
 }
 FED_UCX=(-x "LD_PRELOAD=$REGCOUNT:$SO")
 while IFS= read -r opt; do FED_UCX+=("$opt"); done <<<"$(stack_env ucx)"
@@ -163,7 +166,7 @@ run_seed() {  # run_seed TRANSPORT...
 # ucm_fed FILE: ranges the shim reported to UCX (rank 0's "stack_events ucm=N"; -1: not fed)
 ucm_fed() { sed -n 's/^stack_events ucm=\(-\{0,1\}[0-9]*\)$/\1/p' "$1" | head -1; }
 
-# stacks: UCX with every hook off and its cache on, fed by the shim (stacks.env), against UCX's own hooks.
+# stacks: UCX with every hook off and its cache on, fed by the shim (stacks.tsv), against UCX's own hooks.
 #   heap: the seed's malloc/free/malloc — a cache hit, nothing dropped;
 #   munmap: foreign memory unmapped and mapped again at the same address — fresh, re-registered, the old
 #   registration dropped (UCX invalidated it on the shim's report); with UCX's own hooks (no shim) the same.
