@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "program.h"
+#include "../procfs.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -107,6 +108,41 @@ PA_HIDDEN void pa_prog_reset_slow(void* addr, size_t len) {
 
 /* ---- madvise ------------------------------------------------------------ */
 
+/* Any slice of [a, e) marked (the marks stay). */
+static int has_marks(uintptr_t a, uintptr_t e) {
+  if (atomic_load_explicit(&all_marked, memory_order_relaxed)) return 1;
+  _Atomic(uint8_t)* m = atomic_load_explicit(&marks, memory_order_acquire);
+  if (m == NULL || e <= a) return 0;
+  for (uintptr_t s = a >> PA_SLICE_SHIFT; s <= (e - 1) >> PA_SLICE_SHIFT; s++)
+    if (atomic_load_explicit(&m[s >> 3], memory_order_relaxed) & (1u << (s & 7))) return 1;
+  return 0;
+}
+
+/* Zero [a, e) as DONTNEED would, whatever protection the program gave its
+ * pages: where it changed attributes, the mappings it made unwritable
+ * (/proc/self/maps) are made writable for the zeroing and then given their
+ * protection back. */
+static void zero_in_place(uintptr_t a, uintptr_t e) {
+  pa_linereader_t lr;
+  if (!has_marks(a, e) || pa_lr_open(&lr, "/proc/self/maps") != 0) { pa_os_zero_touched((void*)a, e - a); return; }
+  char* line;
+  while (pa_lr_next(&lr, &line) >= 0) {
+    uint64_t s, t;
+    size_t n = pa_parse_hex(line, &s);
+    if (n == 0 || line[n] != '-') continue;
+    size_t m = pa_parse_hex(line + n + 1, &t);
+    if (m == 0 || t <= a || s >= e) continue;
+    const char* perm = line + n + 1 + m + 1;
+    uintptr_t from = s > a ? s : a, to = t < e ? t : e;
+    if (perm[1] == 'w') { pa_os_zero_touched((void*)from, to - from); continue; }
+    int prot = (perm[0] == 'r' ? PROT_READ : 0) | (perm[2] == 'x' ? PROT_EXEC : 0);
+    if (syscall(SYS_mprotect, (void*)from, to - from, RW) != 0) continue;
+    pa_os_zero_touched((void*)from, to - from);
+    syscall(SYS_mprotect, (void*)from, to - from, prot);
+  }
+  pa_lr_close(&lr);
+}
+
 /* What madvise does to a run of shim memory: 1 handled (*r set), 0 the
  * system call is right for it (the advice keeps the frames). */
 static int advise_ours(uintptr_t a, uintptr_t e, int advice, long* r) {
@@ -116,7 +152,7 @@ static int advise_ours(uintptr_t a, uintptr_t e, int advice, long* r) {
     case MADV_DONTNEED_LOCKED:
 #endif
       /* the frames stay; the range reads as zeroes, as after the kernel's DONTNEED */
-      pa_os_zero_touched((void*)a, e - a);
+      zero_in_place(a, e);
       *r = 0;
       return 1;
     case MADV_FREE:                    /* freed pages may keep their bytes */

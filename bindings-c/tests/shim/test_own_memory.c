@@ -213,3 +213,20 @@ static void readonly_large(void* arg) {
   memset(q, 4, MiB);
 }
 TEST(shim_attr_readonly_large_buffer_reset_on_free) { child_ok(readonly_large, "read-only 1 MiB buffer, freed, malloc(48)"); }
+
+/* DONTNEED over a page the program made read-only: zero, as on glibc's memory, and still read-only. */
+static void dontneed_readonly(void* arg) {
+  (void)arg;
+  char* p = aligned_alloc(4096, MiB);
+  memset(p, 'O', MiB);
+  CHILD_CHECK(mprotect(p + 4096, 4096, PROT_READ) == 0, "mprotect");
+  CHILD_CHECK(madvise(p, MiB, MADV_DONTNEED) == 0, "madvise: %s", strerror(errno));
+  CHILD_CHECK(tu_count(p, MiB, 0) == MiB, "not zero at %ld", tu_first_not(p, MiB, 0));
+  pid_t pid = fork();
+  if (pid == 0) { p[4096] = 1; _exit(0); }   /* must fault: the page stays read-only */
+  int st;
+  CHILD_CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV,
+              "a write to the read-only page after DONTNEED did not fault");
+  free(p);
+}
+TEST(shim_own_madvise_dontneed_over_readonly_page) { child_ok(dontneed_readonly, "DONTNEED over a read-only page"); }
