@@ -14,6 +14,30 @@
  * any of the malloc family or the mmap family the shim interposes (as with
  * glibc). A thread with a pending deferred cancel comes back from every
  * call; the cancel acts at its next cancellation point.
+ *
+ * What the program may do to malloc'd memory (through the library calls,
+ * which the shim interposes):
+ *   madvise  MADV_DONTNEED / MADV_DONTNEED_LOCKED: the range reads as zeroes
+ *            afterwards (as on glibc's memory) and keeps its frames, so keys
+ *            and registrations stay valid; MADV_FREE keeps the bytes;
+ *            MADV_REMOVE fails with EINVAL (as on any private anonymous
+ *            memory); MADV_GUARD_INSTALL fails with EINVAL; other advice
+ *            goes to the kernel.
+ *   munmap, mremap, mmap(MAP_FIXED) over it: abort with a message naming
+ *            the call and the address (glibc's malloc has no defined outcome
+ *            there either).
+ *   mprotect, pkey_mprotect, mlock, mlock2, MADV_DONTFORK, MADV_WIPEONFORK,
+ *            MADV_DONTDUMP: allowed; the attributes are reset when the
+ *            memory goes back to the shim (a large or huge object's free, a
+ *            small span's release), so the next owner gets default pages.
+ *            munlock never undoes the mlock registrar's own lock.
+ * What a raw system call (syscall(2), or a binding that resolves these in
+ * libc's own handle) can still do: the kernel acts unseen. SYS_madvise
+ * DONTNEED/FREE or SYS_munmap/SYS_mremap/SYS_mmap MAP_FIXED give the address
+ * new frames (the stale-registration hazard: a key keeps the old ones) and
+ * may break the allocator's own metadata; attributes set by SYS_mprotect or
+ * SYS_mlock outlive free; mlockall/munlockall (not interposed) act on the
+ * whole heap, munlockall included the mlock registrar's lock.
  */
 #ifndef PINARENA_H
 #define PINARENA_H
@@ -179,7 +203,7 @@ const char* pinarena_registrar(void);
  * registrations made by YOUR callbacks (e.g. ibv_reg_mr on your PD), kept
  * correct by the memory hooks libpinarena.so carries: it exports munmap,
  * mmap/mmap64 (MAP_FIXED), mremap, madvise (DONTNEED/FREE/REMOVE), brk/sbrk
- * (shrink) and shmdt, and every such call made through the dynamic symbol
+ * (shrink) and shmdt (on the shim's own memory: the rules above), and every such call made through the dynamic symbol
  * invalidates the cached registrations it touches before the next get.
  * Not seen: raw syscalls, glibc-internal unmaps, bindings that resolve munmap
  * in libc's handle; PINARENA_UFFD=1 adds the userfaultfd monitor, which sees

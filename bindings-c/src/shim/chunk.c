@@ -26,6 +26,7 @@
  * the last one touched. So a huge object costs its page-rounded size in
  * memory, whatever the power of two around it. */
 #include "internal.h"
+#include "program.h"
 
 #include <errno.h>
 #include <string.h>
@@ -195,6 +196,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap
 
 PA_HIDDEN void pa_span_release(pa_span_t* s) {
   pa_chunk_t* c = pa_chunk_of(s);
+  pa_prog_released(s->start, (size_t)(s->end - s->start));
   pthread_mutex_lock(&pa_chunk_lock);
   size_t i = (size_t)(s - c->spans), n = s->nslices;
   s->kind = PA_SPAN_FREE;
@@ -395,6 +397,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
 }
 
 PA_HIDDEN void pa_huge_release(pa_chunk_t* c) {
+  if (c->huge_dirty > PA_HUGE_HDR) pa_prog_released((char*)c + PA_HUGE_HDR, c->huge_dirty - PA_HUGE_HDR);
   pthread_mutex_lock(&pa_chunk_lock);
   c->huge_heap = pa_heap;              /* the last to touch it: see free.c, fork_ignores_free */
   c->huge_obj = NULL;

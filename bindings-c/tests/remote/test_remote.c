@@ -275,3 +275,35 @@ TEST(remote_type2_window_on_own_qp_unreachable_from_peer_qp) {
   expect_denied_rw(b, SZ, k, "a type-2 window's buffer through a QP that did not bind it");
   CHECK_OK("pinarena_free_remote (LOCAL_INV)", free_remote(b));
 }
+
+/* The program's own madvise(MADV_DONTNEED) over a registered heap object
+ * (issue 21, item 1): the lookup's lkey still sends the object's bytes, the
+ * ones written after the madvise, because the shim zeroed the range in
+ * place instead of letting the kernel give it new frames. */
+TEST(remote_heap_lkey_sends_new_bytes_after_madvise_dontneed) {
+  const size_t n = (size_t)1 << 20;
+  peer_open();
+  char* dst = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(dst != MAP_FAILED, "mmap");
+  struct ibv_mr* dmr = ibv_reg_mr(P.pd, dst, n, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  CHECK(dmr != NULL, "ibv_reg_mr of the peer's destination: %s", strerror(errno));
+  char* p = aligned_alloc(4096, n);
+  CHECK(p != NULL, "aligned_alloc");
+  memset(p, 'O', n);
+  pinarena_region_t r;
+  CHECK_OK("pinarena_lookup", pinarena_lookup(p, n, &r));
+  CHECK(madvise(p, n, MADV_DONTNEED) == 0, "madvise(DONTNEED): %s", strerror(errno));
+  for (size_t i = 0; i < n; i++) CHECK(p[i] == 0, "after DONTNEED byte %zu is %d, not 0", i, p[i]);
+  memset(p, 'N', n);
+  memset(dst, '-', n);
+  int st = pa_vp_rdma(&P.vp, IBV_WR_RDMA_WRITE, p, (uint32_t)n, r.lkey, (uintptr_t)dst, dmr->rkey);
+  CHECK(st == IBV_WC_SUCCESS, "RDMA WRITE from the heap object with lookup's lkey 0x%x: %s", r.lkey,
+        st < 0 ? strerror(-st) : ibv_wc_status_str((enum ibv_wc_status)st));
+  size_t news = 0, olds = 0;
+  for (size_t i = 0; i < n; i++) { news += dst[i] == 'N'; olds += dst[i] == 'O'; }
+  NOTE("peer received %zu 'N' (written after the madvise), %zu 'O' (before)", news, olds);
+  CHECK(news == n, "the peer received %zu of %zu new bytes ('N'), %zu old ones ('O'): the lkey reaches stale frames",
+        news, n, olds);
+  ibv_dereg_mr(dmr);
+  free(p);
+}
