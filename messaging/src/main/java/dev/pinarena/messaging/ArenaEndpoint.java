@@ -44,6 +44,7 @@ public final class ArenaEndpoint implements AutoCloseable
      * @param length       data bytes.
      * @param callback     completion, or null to poll the request.
      * @return the request.
+     * @throws PeerFailedException if the peer failed.
      */
     public UcpRequest send(
         final int id, final long header, final long headerLength, final long address, final long length,
@@ -65,6 +66,7 @@ public final class ArenaEndpoint implements AutoCloseable
      * @param length       data bytes.
      * @param callback     completion, or null.
      * @return the request.
+     * @throws PeerFailedException if the peer failed.
      */
     public UcpRequest sendUnregistered(
         final int id, final long header, final long headerLength, final long address, final long length,
@@ -84,6 +86,7 @@ public final class ArenaEndpoint implements AutoCloseable
      * @param key           the peer's unpacked remote key.
      * @param callback      completion (local: the buffer may be reused), or null.
      * @return the request.
+     * @throws PeerFailedException if the peer failed.
      */
     public UcpRequest put(
         final long address, final long length, final long remoteAddress, final UcpRemoteKey key, final UcxCallback callback)
@@ -102,6 +105,7 @@ public final class ArenaEndpoint implements AutoCloseable
      * @param length        bytes.
      * @param callback      completion, or null.
      * @return the request.
+     * @throws PeerFailedException if the peer failed.
      */
     public UcpRequest get(
         final long remoteAddress, final UcpRemoteKey key, final long address, final long length, final UcxCallback callback)
@@ -116,6 +120,7 @@ public final class ArenaEndpoint implements AutoCloseable
      *
      * @param callback completion, or null.
      * @return the request.
+     * @throws PeerFailedException if the peer failed.
      */
     public UcpRequest flush(final UcxCallback callback)
     {
