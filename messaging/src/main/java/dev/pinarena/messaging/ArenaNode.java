@@ -38,6 +38,7 @@ public final class ArenaNode implements AutoCloseable
     private final UcpWorker worker;
     private final HostMemoryParams params = new HostMemoryParams();
     private UcpListener listener;
+    private PeerFailureHandler peerFailureHandler;
 
     private ArenaNode(final UcpContext context, final UcxRegistrar registrar, final PinnedArena arena, final UcpWorker worker)
     {
@@ -148,8 +149,7 @@ public final class ArenaNode implements AutoCloseable
      */
     public ArenaEndpoint accept(final UcpConnectionRequest request)
     {
-        return new ArenaEndpoint(this, worker.newEndpoint(
-            new UcpEndpointParams().setConnectionRequest(request).setPeerErrorHandlingMode()));
+        return new ArenaEndpoint(this, new UcpEndpointParams().setConnectionRequest(request));
     }
 
     /**
@@ -158,8 +158,26 @@ public final class ArenaNode implements AutoCloseable
      */
     public ArenaEndpoint connect(final InetSocketAddress address)
     {
-        return new ArenaEndpoint(this, worker.newEndpoint(
-            new UcpEndpointParams().setSocketAddress(address).setPeerErrorHandlingMode()));
+        return new ArenaEndpoint(this, new UcpEndpointParams().setSocketAddress(address));
+    }
+
+    /**
+     * Sets what is told when an endpoint's peer fails (see {@link ArenaEndpoint}); without one, the failure is
+     * only recorded on the endpoint ({@link ArenaEndpoint#failed()}) and on its requests.
+     *
+     * @param handler called from {@link #progress()}, or null.
+     */
+    public void onPeerFailure(final PeerFailureHandler handler)
+    {
+        peerFailureHandler = handler;
+    }
+
+    void peerFailed(final ArenaEndpoint endpoint, final int status, final String message)
+    {
+        if (peerFailureHandler != null)
+        {
+            peerFailureHandler.onPeerFailure(endpoint, status, message);
+        }
     }
 
     /**
@@ -188,8 +206,11 @@ public final class ArenaNode implements AutoCloseable
     }
 
     /**
+     * Progresses the worker: completes requests, calls message handlers and, for an endpoint whose peer failed,
+     * its error handler (the failure stays on that endpoint; see {@link ArenaEndpoint}).
+     *
      * @return the number of events the worker progressed.
-     * @throws Exception what UCX reports.
+     * @throws Exception what UCX reports for the worker itself.
      */
     public int progress() throws Exception
     {

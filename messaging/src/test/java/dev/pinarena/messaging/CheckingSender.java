@@ -45,7 +45,7 @@ final class CheckingSender
         this.headerBuffer = new UnsafeBuffer(header, CheckProtocol.HEADER_LENGTH);
         node.onMessage(CheckProtocol.HELLO, (h, hl, data, ep) ->
         {
-            remote = RemoteBuffer.decode(new UnsafeBuffer(data.getDataAddress(), (int)data.getLength()), 0);
+            remote = peer.decodeRemote(new UnsafeBuffer(data.getDataAddress(), (int)data.getLength()), 0);
             return UcsConstants.STATUS.UCS_OK;
         });
         node.onMessage(CheckProtocol.ACK, (h, hl, data, ep) ->
@@ -71,7 +71,7 @@ final class CheckingSender
         {
             progress(deadline, "the receiver's remote buffer (HELLO)");
         }
-        key = peer.unpackRemoteKey(remote.packedKey());
+        key = peer.unpackRemoteKey(remote);
     }
 
     /**

@@ -54,19 +54,19 @@ final class ReadmeExample
         {
             final long out = node.arena().allocate(1 << 20);
             final RemoteBuffer[] target = new RemoteBuffer[1];
-            node.onMessage(2, (header, headerLength, data, replyEp) ->
+            final ArenaEndpoint peer = node.connect(new InetSocketAddress("10.0.2.15", 13337));
+            node.onMessage(2, (header, headerLength, data, replyEp) ->                 // checked: bounds, key length
             {
-                target[0] = RemoteBuffer.decode(new UnsafeBuffer(data.getDataAddress(), (int)data.getLength()), 0);
+                target[0] = peer.decodeRemote(new UnsafeBuffer(data.getDataAddress(), (int)data.getLength()), 0);
                 return UcsConstants.STATUS.UCS_OK;
             });
-            final ArenaEndpoint peer = node.connect(new InetSocketAddress("10.0.2.15", 13337));
             while (target[0] == null)
             {
                 node.progress();
             }
             new UnsafeBuffer(out, 1 << 20).setMemory(0, 1 << 20, (byte)7);
             node.await(peer.send(1, 0, 0, out, 1 << 20, null));                       // the chunk's memh: no registration
-            final UcpRemoteKey key = peer.unpackRemoteKey(target[0].packedKey());
+            final UcpRemoteKey key = peer.unpackRemoteKey(target[0]);          // only keys from this peer
             node.await(peer.put(out, 4096, target[0].address(), key, null));          // RDMA WRITE into `exposed`
             node.await(peer.flush(null));
         }

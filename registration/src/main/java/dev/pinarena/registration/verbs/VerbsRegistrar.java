@@ -8,6 +8,7 @@ import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.Region;
 import dev.pinarena.registration.Registrar;
 import dev.pinarena.registration.RegistrationException;
+import org.agrona.UnsafeApi;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
@@ -71,6 +72,7 @@ public final class VerbsRegistrar extends Registrar
     private final String deviceName;
     private final Pointer context;
     private final Pointer pd;
+    private final long pdAddress;
     private boolean released;
 
     private VerbsRegistrar(
@@ -82,6 +84,7 @@ public final class VerbsRegistrar extends Registrar
         this.deviceName = deviceName;
         this.context = context;
         this.pd = pd;
+        this.pdAddress = pd.address();
     }
 
     /**
@@ -280,17 +283,17 @@ public final class VerbsRegistrar extends Registrar
      */
     protected Region pin(final long address, final long length, final int access)
     {
-        final Pointer mr = lib.ibv_reg_mr(pd, runtime.getMemoryManager().newPointer(address), length, access);
-        if (mr == null)
+        final long mr = lib.ibv_reg_mr(pdAddress, address, length, access);
+        if (mr == 0)
         {
             final int errno = runtime.getLastError();
             throw new RegistrationException("ibv_reg_mr", errno, regMrHint(errno, address, length, access));
         }
 
-        final long mrContext = mr.getAddress(MR_CONTEXT_OFFSET);
-        final long mrPd = mr.getAddress(MR_PD_OFFSET);
-        final long mrAddress = mr.getAddress(MR_ADDR_OFFSET);
-        final long mrLength = mr.getLong(MR_LENGTH_OFFSET);
+        final long mrContext = UnsafeApi.getLong(mr + MR_CONTEXT_OFFSET);
+        final long mrPd = UnsafeApi.getLong(mr + MR_PD_OFFSET);
+        final long mrAddress = UnsafeApi.getLong(mr + MR_ADDR_OFFSET);
+        final long mrLength = UnsafeApi.getLong(mr + MR_LENGTH_OFFSET);
         if (mrContext != context.address() || mrPd != pd.address() || mrAddress != address || mrLength != length)
         {
             // The struct does not read back what was registered: the offsets do not match this libibverbs.
@@ -303,9 +306,9 @@ public final class VerbsRegistrar extends Registrar
                 " length=" + length + "; VerbsLayout must mirror verbs.h");
         }
 
-        final int lkey = mr.getInt(MR_LKEY_OFFSET);
-        final int rkey = mr.getInt(MR_RKEY_OFFSET);
-        return newRegion(address, length, lkey, rkey, access, mr.address(), 1);
+        final int lkey = UnsafeApi.getInt(mr + MR_LKEY_OFFSET);
+        final int rkey = UnsafeApi.getInt(mr + MR_RKEY_OFFSET);
+        return newRegion(address, length, lkey, rkey, access, mr, 1);
     }
 
     /**
@@ -327,13 +330,13 @@ public final class VerbsRegistrar extends Registrar
         {
             throw new IllegalArgumentException("bad range 0x" + Long.toHexString(address) + "+" + length);
         }
-        final Pointer mr = lib.ibv_reg_mr(pd, runtime.getMemoryManager().newPointer(address), length, access);
-        if (mr == null)
+        final long mr = lib.ibv_reg_mr(pdAddress, address, length, access);
+        if (mr == 0)
         {
             final int errno = runtime.getLastError();
             throw new RegistrationException("ibv_reg_mr", errno, regMrHint(errno, address, length, access));
         }
-        return mr.address();
+        return mr;
     }
 
     /**
@@ -342,7 +345,7 @@ public final class VerbsRegistrar extends Registrar
      */
     public int exactRkey(final long mr)
     {
-        return runtime.getMemoryManager().newPointer(mr).getInt(MR_RKEY_OFFSET);
+        return UnsafeApi.getInt(mr + MR_RKEY_OFFSET);
     }
 
     /**
@@ -351,7 +354,7 @@ public final class VerbsRegistrar extends Registrar
      */
     public int exactLkey(final long mr)
     {
-        return runtime.getMemoryManager().newPointer(mr).getInt(MR_LKEY_OFFSET);
+        return UnsafeApi.getInt(mr + MR_LKEY_OFFSET);
     }
 
     /**
@@ -363,7 +366,7 @@ public final class VerbsRegistrar extends Registrar
      */
     public void deregisterExact(final long mr)
     {
-        final int rc = lib.ibv_dereg_mr(runtime.getMemoryManager().newPointer(mr));
+        final int rc = lib.ibv_dereg_mr(mr);
         if (rc != 0)
         {
             throw new RegistrationException("ibv_dereg_mr", rc, null);
@@ -375,7 +378,7 @@ public final class VerbsRegistrar extends Registrar
      */
     protected void unpin(final Region region)
     {
-        final int rc = lib.ibv_dereg_mr(runtime.getMemoryManager().newPointer(region.handle()));
+        final int rc = lib.ibv_dereg_mr(region.handle());
         if (rc != 0)
         {
             throw new RegistrationException(

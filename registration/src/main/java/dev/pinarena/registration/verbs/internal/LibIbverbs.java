@@ -1,9 +1,9 @@
 package dev.pinarena.registration.verbs.internal;
 
 import jnr.ffi.Pointer;
-import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.Out;
 import jnr.ffi.annotations.SaveError;
+import jnr.ffi.types.intptr_t;
 import jnr.ffi.types.size_t;
 
 /**
@@ -102,23 +102,25 @@ public interface LibIbverbs
     int ibv_dealloc_pd(Pointer pd);
 
     /**
-     * The exported {@code struct ibv_mr *ibv_reg_mr(struct ibv_pd *, void *, size_t, int)}.
+     * The exported {@code struct ibv_mr *ibv_reg_mr(struct ibv_pd *, void *, size_t, int)}, with every pointer
+     * as a raw address: a registration per buffer must not allocate a jnr {@code Pointer} per argument and
+     * result.
      *
-     * @param pd      protection domain.
+     * @param pd      the {@code struct ibv_pd *}.
      * @param address first byte.
      * @param length  bytes.
      * @param access  {@code ibv_access_flags}.
-     * @return the memory region, or NULL with errno set.
+     * @return the {@code struct ibv_mr *}, or 0 with errno set.
      */
     @SaveError
-    Pointer ibv_reg_mr(Pointer pd, @In Pointer address, @size_t long length, int access);
+    @intptr_t long ibv_reg_mr(@intptr_t long pd, @intptr_t long address, @size_t long length, int access);
 
     /**
-     * {@code int ibv_dereg_mr(struct ibv_mr *mr)}.
+     * {@code int ibv_dereg_mr(struct ibv_mr *mr)}, the region as a raw address (no {@code Pointer} per call).
      *
-     * @param mr a registered memory region.
+     * @param mr the {@code struct ibv_mr *} of a registered memory region.
      * @return 0, or an errno value.
      */
     @SaveError
-    int ibv_dereg_mr(Pointer mr);
+    int ibv_dereg_mr(@intptr_t long mr);
 }
