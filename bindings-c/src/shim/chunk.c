@@ -372,6 +372,33 @@ PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
  * the object starts right after the header. c is retired: out of the owner
  * table and the lists, its registration gone, its header page kept (never
  * handed out, so never the program's to register). NULL: not moved. */
+/* Chunks whose object moved out (pa_huge_move), by next, under
+ * pa_chunk_lock: each holds its header page and the PROT_NONE range the
+ * object had — addresses once handed out, which nobody may map again before
+ * pinarena_trim() has told the program (the release callback) and given them
+ * back. The room above the object was never handed out and never registered
+ * (the chunk's own registration is gone): it goes back to the OS at once.
+ * So a retired chunk costs two VMAs and its object's old size in address
+ * space until the next trim, and a program that never trims never retires
+ * twice for the same memory: the moved object's new chunk (16 times its size)
+ * is kept and serves the next objects up to that size in place. */
+static pa_chunk_t* huge_retired;
+
+static void huge_retire(pa_chunk_t* c, size_t keep) {
+  size_t cap = (size_t)1 << c->shift;
+  if (keep < cap) {
+    pa_mapping_t room = { .addr = (char*)c + keep, .size = cap - keep };
+    int saved = errno;
+    pa_os_unmap_chunk(&room);          /* never handed out; the registration of c is released */
+    errno = saved;
+  }
+  c->os.size = keep;                   /* what trim gives back */
+  pthread_mutex_lock(&pa_chunk_lock);
+  c->next = huge_retired;
+  huge_retired = c;
+  pthread_mutex_unlock(&pa_chunk_lock);
+}
+
 PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   char* obj = c->huge_obj;
   if (obj != (char*)c + PA_HUGE_HDR || c->huge_dirty > pa_huge_extent(c)) return NULL;
@@ -391,6 +418,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   c->huge_obj = NULL;
   atomic_fetch_sub(&pa_gstats.huge_chunks, 1);
   atomic_fetch_sub(&pa_gstats.huge_bytes, cap);
+  huge_retire(c, PAGE_ROUND((size_t)PA_HUGE_HDR + len));
   return d->huge_obj;
 }
 
@@ -424,8 +452,19 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
     victims = f;
   }
   pa_huge_chunks = NULL;
+  pa_chunk_t* retired = huge_retired;
+  huge_retired = NULL;
   pthread_mutex_unlock(&pa_chunk_lock);
   size_t total = 0;
+  while (retired != NULL) {            /* moved-out ranges: the program hears it again, then they go */
+    pa_chunk_t* c = retired;
+    retired = c->next;
+    pa_register_notify_release(c);
+    pa_mapping_t os = { .addr = c, .size = c->os.size };
+    int saved = errno;
+    pa_os_unmap_chunk(&os);            /* its registration went at the move */
+    errno = saved;
+  }
   while (victims != NULL) {
     pa_chunk_t* c = victims;
     victims = c->next_free;
