@@ -471,6 +471,7 @@ extern PA_HIDDEN void* pa_release_arg;
 /* remote.c */
 struct pinarena_region;
 PA_HIDDEN int   pa_remote_lookup(const void* p, size_t len, struct pinarena_region* out);
+PA_HIDDEN size_t pa_remote_trim(void);                 /* pinarena_trim: free remote chunks to the OS */
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);
