@@ -55,6 +55,11 @@ typedef struct pinarena_region {
  * registers it (takes a lock, may allocate: not from a signal handler);
  * every later lookup into it is O(1), lock-free, callable from any thread
  * and from signal handlers (with PINARENA_REGISTER=eager, every lookup).
+ * A chunk once looked up keeps its frames, freed or not, until
+ * pinarena_trim(); freed memory nobody looked up may give its pages back
+ * (MADV_DONTNEED, posted to the invalidation sinks) when another kind of
+ * memory needs pages — the huge objects of one phase becoming the small
+ * ones of the next. PINARENA_RECLAIM=0 keeps those pages as well.
  * Heap memory: lkey is usable, rkey is PINARENA_RKEY_NONE (the heap is
  * registered for local access only, unless PINARENA_HEAP_REMOTE=1). A
  * buffer from pinarena_alloc_remote: base/length are the exposed buffer

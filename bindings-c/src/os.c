@@ -85,6 +85,14 @@ int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_ma
   return err;
 }
 
+int pa_os_discard(void* addr, size_t len) {
+  uintptr_t a = (uintptr_t)addr;
+  pa_iv_post(a, a + len);
+  if (os_madvise(addr, len, MADV_DONTNEED) != 0) return -errno;
+  pa_iv_post(a, a + len);
+  return 0;
+}
+
 int pa_os_unmap_chunk(pa_mapping_t* c) {
   /* Caller guarantees: not registered by its owner (see os.h). But the memory
      was handed out, so an address-keyed cache (C, Java, an MPI library's) may

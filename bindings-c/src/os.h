@@ -91,6 +91,11 @@ int pa_os_move_pages(void* from, size_t len, void* to);
  * Without pagemap, memset. */
 void pa_os_zero_touched(void* addr, size_t len);
 
+/* Give the pages of [addr, addr + len) (page-aligned) back to the OS, keeping the range mapped: it reads
+ * as zero and takes new frames at the next touch (MADV_DONTNEED). Only for memory no registration covers
+ * (the invariant above); posted to the invalidation sinks like an unmap. Returns 0 or -errno. */
+int pa_os_discard(void* addr, size_t len);
+
 /* Return a chunk to the OS. Only for chunks that are NOT registered (see the
  * invariant above). Returns 0 or -errno. */
 int pa_os_unmap_chunk(pa_mapping_t* chunk);

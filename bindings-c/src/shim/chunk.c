@@ -185,6 +185,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap
     size_t size = pa_opts.chunk_size;
     if (small_made < 2 && (n + as) << PA_SLICE_SHIFT <= pa_opts.chunk_first / 2) { size = pa_opts.chunk_first; small_made++; }
     pthread_mutex_unlock(&pa_chunk_lock);
+    pa_reclaim_for(PA_CHUNK_REGULAR, size);   /* free huge chunks' pages make room for it */
     pa_chunk_t* c = chunk_new(size, PA_CHUNK_REGULAR);
     if (c == NULL) return NULL;
     pthread_mutex_lock(&pa_chunk_lock);
@@ -204,6 +205,7 @@ PA_HIDDEN void pa_span_release(pa_span_t* s) {
     c->spans[k].kind = PA_SPAN_FREE;
   }
   c->free_slices += (uint32_t)n;
+  c->dirty_free = 1;                   /* its pages may serve other kinds (reclaim.c) */
   pthread_mutex_unlock(&pa_chunk_lock);
 }
 
@@ -345,7 +347,10 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
     pthread_mutex_unlock(&pa_chunk_lock);
   }
   size_t ext = pa_huge_extent(c);
-  if (ext > c->huge_dirty) c->huge_dirty = ext;
+  if (ext > c->huge_dirty) {
+    if (!fresh) pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);   /* free slices' pages make room */
+    c->huge_dirty = ext;
+  }
   if (pa_opts.reg_eager && !fresh) pa_register_cover(c, ext);     /* fresh: pa_huge_move registers after the move */
   atomic_fetch_add(&pa_gstats.huge_allocs, 1);
   return c;
@@ -358,7 +363,10 @@ PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
   if (n > ((size_t)1 << c->shift) - off) return -1;
   c->huge_req = n;
   size_t ext = pa_huge_extent(c);
-  if (ext > c->huge_dirty) c->huge_dirty = ext;
+  if (ext > c->huge_dirty) {
+    pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);
+    c->huge_dirty = ext;
+  }
   if (pa_opts.reg_eager) pa_register_cover(c, ext);
   return 0;
 }

@@ -312,28 +312,45 @@ PA_EXPORT int pinarena_free_remote(void* p) {
   return 0;
 }
 
-/* pinarena_trim(): wholly free remote chunks go back to the OS, their
- * registration first (every key of their buffers was revoked at free; a
- * buffer whose revocation failed keeps its granules, so its chunk stays).
- * Returns the bytes released. */
-PA_HIDDEN size_t pa_remote_trim(void) {
-  if (__atomic_load_n(&chunks, __ATOMIC_ACQUIRE) == NULL) return 0;
-  size_t total = 0;
-  pthread_mutex_lock(&remote_lock);
+/* Free remote chunks back to the OS, up to `want` bytes (remote_lock held):
+ * with dereg, registered ones too, their registration first (every key of
+ * their buffers was revoked at free; a buffer whose revocation failed keeps
+ * its granules, so its chunk stays); without, only chunks no registration
+ * covers (no verbs, or per-buffer MR keys, all deregistered at free). */
+static size_t release_free(size_t want, int dereg) {
+  size_t got = 0;
   forget_if_forked();
-  for (rchunk_t** pp = &chunks; *pp != NULL;) {
+  for (rchunk_t** pp = &chunks; *pp != NULL && got < want;) {
     rchunk_t* c = *pp;
-    if (c->free_gran != c->ngran || (c->mr != NULL && rv.dereg_mr(c->mr) != 0)) { pp = &c->next; continue; }
+    if (c->free_gran != c->ngran || (c->mr != NULL && (!dereg || rv.dereg_mr(c->mr) != 0))) { pp = &c->next; continue; }
     c->mr = NULL;
     *pp = c->next;
-    total += c->size;
+    got += c->size;
     int saved = errno;
-    pa_os_unmap_chunk(&c->os);               /* deregistered just now */
+    pa_os_unmap_chunk(&c->os);               /* not registered (any more) */
     pa_raw_unmap((char*)c, meta_size(c->ngran));
     errno = saved;
   }
+  return got;
+}
+
+/* pinarena_trim(): every wholly free remote chunk. Returns the bytes released. */
+PA_HIDDEN size_t pa_remote_trim(void) {
+  if (__atomic_load_n(&chunks, __ATOMIC_ACQUIRE) == NULL) return 0;
+  pthread_mutex_lock(&remote_lock);
+  size_t got = release_free(SIZE_MAX, 1);
   pthread_mutex_unlock(&remote_lock);
-  return total;
+  return got;
+}
+
+/* Memory changing kind (reclaim.c): the unregistered ones only. The lock is
+ * only tried: a heap allocation made under it (inside the verbs library)
+ * skips this. */
+PA_HIDDEN size_t pa_remote_reclaim(size_t want) {
+  if (__atomic_load_n(&chunks, __ATOMIC_ACQUIRE) == NULL || pthread_mutex_trylock(&remote_lock) != 0) return 0;
+  size_t got = release_free(want, 0);
+  pthread_mutex_unlock(&remote_lock);
+  return got;
 }
 
 /* fork (heap.c's handlers): the remote lock is held across fork, taken
