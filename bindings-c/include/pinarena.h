@@ -79,6 +79,11 @@ typedef struct pinarena_region {
  * registers it (takes a lock, may allocate: not from a signal handler);
  * every later lookup into it is O(1), lock-free, callable from any thread
  * and from signal handlers (with PINARENA_REGISTER=eager, every lookup).
+ * A chunk once looked up keeps its frames, freed or not, until
+ * pinarena_trim(); freed memory nobody looked up may give its pages back
+ * (MADV_DONTNEED, posted to the invalidation sinks) when another kind of
+ * memory needs pages — the huge objects of one phase becoming the small
+ * ones of the next. PINARENA_RECLAIM=0 keeps those pages as well.
  * Heap memory: lkey is usable, rkey is PINARENA_RKEY_NONE (the heap is
  * registered for local access only, unless PINARENA_HEAP_REMOTE=1). A
  * buffer from pinarena_alloc_remote: base/length are the exposed buffer
@@ -137,7 +142,8 @@ int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
  * pinarena_free_remote, never free(). */
 void* pinarena_alloc_remote(size_t size, int access);
 /* Revoke the buffer's key (waits until the device confirms no peer can use
- * it), zero the bytes, make them reusable. 0; -EIO if the device did not
+ * it), zero the bytes, make them reusable by any later remote buffer (of
+ * any size that fits); pinarena_trim() gives wholly free remote chunks back. 0; -EIO if the device did not
  * confirm the revocation (the bytes are then never reused). Aborts with
  * "pinarena_free_remote(): invalid pointer" for anything else. */
 int pinarena_free_remote(void* p);
@@ -167,13 +173,18 @@ int pinarena_set_pd(void* ibv_pd);
  * notification an MPI registration cache needs to drop its entries. Also
  * called from inside realloc when a huge object outgrows its chunk and its
  * pages move to a new address (as glibc's realloc calls mremap): the old
- * address range is never used again (kept PROT_NONE), the frames are the
- * object's at its new address. */
+ * address range is kept PROT_NONE (no object and no mapping of the
+ * program's lands there) until the next pinarena_trim(), which calls the
+ * callback for it again and unmaps it; the frames are the object's at its
+ * new address. */
 typedef void (*pinarena_release_fn)(void* base, size_t length, void* arg);
 void pinarena_set_release_callback(pinarena_release_fn fn, void* arg);
 
-/* Release wholly free chunks to the OS (callback, deregister, unmap).
- * Returns the bytes released. malloc_trim() does NOT do this. */
+/* Release wholly free chunks to the OS (callback, deregister, unmap), the
+ * address ranges huge objects moved out of (see above), and remote chunks
+ * with no buffer left (pinarena_alloc_remote; deregistered, their keys died
+ * at free). Returns the bytes released (moved-out ranges not counted).
+ * malloc_trim() does NOT do this. */
 size_t pinarena_trim(void);
 
 typedef struct pinarena_stats {

@@ -85,6 +85,14 @@ int pa_os_map_chunk(size_t size, const pa_backing_t* prefs, size_t nprefs, pa_ma
   return err;
 }
 
+int pa_os_discard(void* addr, size_t len) {
+  uintptr_t a = (uintptr_t)addr;
+  pa_iv_post(a, a + len);
+  if (os_madvise(addr, len, MADV_DONTNEED) != 0) return -errno;
+  pa_iv_post(a, a + len);
+  return 0;
+}
+
 int pa_os_unmap_chunk(pa_mapping_t* c) {
   /* Caller guarantees: not registered by its owner (see os.h). But the memory
      was handed out, so an address-keyed cache (C, Java, an MPI library's) may
@@ -194,12 +202,16 @@ int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int lazy_flags, pa
 
 int pa_os_move_pages(void* from, size_t len, void* to) {
   uintptr_t a = (uintptr_t)from;
-  void* r = (void*)syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  /* MREMAP_DONTUNMAP: the pages go, the old range stays mapped (empty) the whole time, so no other
+     thread's mmap can land in it between the move and the protection below; then it is made PROT_NONE
+     in place (mprotect of our own range, never a mapping over someone else's). A kernel without it
+     (before 5.7) refuses with EINVAL: nothing moved, the caller copies. */
+  void* r = (void*)syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to);
   if (r == MAP_FAILED) return -errno;
   pa_iv_post(a, a + len);
   /* the old range stays ours, unusable: nothing else may be mapped there (a cache holding a registration
      of the old address would see new frames behind it) */
-  os_mmap(from, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE);
+  syscall(SYS_mprotect, from, len, PROT_NONE);
   pa_iv_post(a, a + len);
   return 0;
 }

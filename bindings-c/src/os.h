@@ -80,8 +80,9 @@ int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int flags, pa_mapp
 int pa_os_prefer_huge(void* addr, size_t len);
 
 /* Move the pages of [from, from + len) to `to` (page-aligned, `to` a range of untouched pages of ours)
- * without copying them: the frames (pinned ones included) go with the contents. [from, from + len) is
- * then reserved PROT_NONE, never to be used again, and posted to the invalidation sinks (an address-keyed
+ * without copying them: the frames (pinned ones included) go with the contents. [from, from + len) stays
+ * mapped throughout (MREMAP_DONTUNMAP: no hole another thread's mmap could take) and is then made
+ * PROT_NONE in place, not to be used again until its owner unmaps it, and posted to the invalidation sinks (an address-keyed
  * cache must not find the old address any more). Returns 0 or -errno (nothing moved). */
 int pa_os_move_pages(void* from, size_t len, void* to);
 
@@ -89,6 +90,11 @@ int pa_os_move_pages(void* from, size_t len, void* to);
  * (neither present nor swapped out, per /proc/self/pagemap) read as zero already and are left alone.
  * Without pagemap, memset. */
 void pa_os_zero_touched(void* addr, size_t len);
+
+/* Give the pages of [addr, addr + len) (page-aligned) back to the OS, keeping the range mapped: it reads
+ * as zero and takes new frames at the next touch (MADV_DONTNEED). Only for memory no registration covers
+ * (the invariant above); posted to the invalidation sinks like an unmap. Returns 0 or -errno. */
+int pa_os_discard(void* addr, size_t len);
 
 /* Return a chunk to the OS. Only for chunks that are NOT registered (see the
  * invariant above). Returns 0 or -errno. */

@@ -65,7 +65,8 @@ PA_EXPORT size_t pinarena_trim(void) {
   pa_ensure_init();
   pa_heap_give_back();               /* this thread's empty spans first: they may be all a chunk holds */
   pa_heap_give_back_abandoned();     /* and dead threads' heaps: what was freed into them, their warm spans */
-  return pa_trim_chunks();
+  size_t heap = pa_trim_chunks();
+  return heap + pa_remote_trim();
 }
 
 PA_EXPORT const char* pinarena_registrar(void) { pa_register_check(); return pa_registrar_name(); }

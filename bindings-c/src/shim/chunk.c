@@ -186,6 +186,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap
     size_t size = pa_opts.chunk_size;
     if (small_made < 2 && (n + as) << PA_SLICE_SHIFT <= pa_opts.chunk_first / 2) { size = pa_opts.chunk_first; small_made++; }
     pthread_mutex_unlock(&pa_chunk_lock);
+    pa_reclaim_for(PA_CHUNK_REGULAR, size);   /* free huge chunks' pages make room for it */
     pa_chunk_t* c = chunk_new(size, PA_CHUNK_REGULAR);
     if (c == NULL) return NULL;
     pthread_mutex_lock(&pa_chunk_lock);
@@ -206,6 +207,7 @@ PA_HIDDEN void pa_span_release(pa_span_t* s) {
     c->spans[k].kind = PA_SPAN_FREE;
   }
   c->free_slices += (uint32_t)n;
+  c->dirty_free = 1;                   /* its pages may serve other kinds (reclaim.c) */
   pthread_mutex_unlock(&pa_chunk_lock);
 }
 
@@ -347,7 +349,10 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
     pthread_mutex_unlock(&pa_chunk_lock);
   }
   size_t ext = pa_huge_extent(c);
-  if (ext > c->huge_dirty) c->huge_dirty = ext;
+  if (ext > c->huge_dirty) {
+    if (!fresh) pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);   /* free slices' pages make room */
+    c->huge_dirty = ext;
+  }
   if (pa_opts.reg_eager && !fresh) pa_register_cover(c, ext);     /* fresh: pa_huge_move registers after the move */
   atomic_fetch_add(&pa_gstats.huge_allocs, 1);
   return c;
@@ -360,7 +365,10 @@ PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
   if (n > ((size_t)1 << c->shift) - off) return -1;
   c->huge_req = n;
   size_t ext = pa_huge_extent(c);
-  if (ext > c->huge_dirty) c->huge_dirty = ext;
+  if (ext > c->huge_dirty) {
+    pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);
+    c->huge_dirty = ext;
+  }
   if (pa_opts.reg_eager) pa_register_cover(c, ext);
   return 0;
 }
@@ -374,6 +382,33 @@ PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
  * the object starts right after the header. c is retired: out of the owner
  * table and the lists, its registration gone, its header page kept (never
  * handed out, so never the program's to register). NULL: not moved. */
+/* Chunks whose object moved out (pa_huge_move), by next, under
+ * pa_chunk_lock: each holds its header page and the PROT_NONE range the
+ * object had — addresses once handed out, which nobody may map again before
+ * pinarena_trim() has told the program (the release callback) and given them
+ * back. The room above the object was never handed out and never registered
+ * (the chunk's own registration is gone): it goes back to the OS at once.
+ * So a retired chunk costs two VMAs and its object's old size in address
+ * space until the next trim, and a program that never trims never retires
+ * twice for the same memory: the moved object's new chunk (16 times its size)
+ * is kept and serves the next objects up to that size in place. */
+static pa_chunk_t* huge_retired;
+
+static void huge_retire(pa_chunk_t* c, size_t keep) {
+  size_t cap = (size_t)1 << c->shift;
+  if (keep < cap) {
+    pa_mapping_t room = { .addr = (char*)c + keep, .size = cap - keep };
+    int saved = errno;
+    pa_os_unmap_chunk(&room);          /* never handed out; the registration of c is released */
+    errno = saved;
+  }
+  c->os.size = keep;                   /* what trim gives back */
+  pthread_mutex_lock(&pa_chunk_lock);
+  c->next = huge_retired;
+  huge_retired = c;
+  pthread_mutex_unlock(&pa_chunk_lock);
+}
+
 PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   char* obj = c->huge_obj;
   if (obj != (char*)c + PA_HUGE_HDR || c->huge_dirty > pa_huge_extent(c)) return NULL;
@@ -393,6 +428,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   c->huge_obj = NULL;
   atomic_fetch_sub(&pa_gstats.huge_chunks, 1);
   atomic_fetch_sub(&pa_gstats.huge_bytes, cap);
+  huge_retire(c, PAGE_ROUND((size_t)PA_HUGE_HDR + len));
   return d->huge_obj;
 }
 
@@ -427,8 +463,19 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
     victims = f;
   }
   pa_huge_chunks = NULL;
+  pa_chunk_t* retired = huge_retired;
+  huge_retired = NULL;
   pthread_mutex_unlock(&pa_chunk_lock);
   size_t total = 0;
+  while (retired != NULL) {            /* moved-out ranges: the program hears it again, then they go */
+    pa_chunk_t* c = retired;
+    retired = c->next;
+    pa_register_notify_release(c);
+    pa_mapping_t os = { .addr = c, .size = c->os.size };
+    int saved = errno;
+    pa_os_unmap_chunk(&os);            /* its registration went at the move */
+    errno = saved;
+  }
   while (victims != NULL) {
     pa_chunk_t* c = victims;
     victims = c->next_free;

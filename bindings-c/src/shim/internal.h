@@ -6,6 +6,7 @@
  *   free.c      free fast path, validation (invalid / double free), cross-thread free
  *   register.c  registration of chunks (verbs via dlopen, io_uring, mlock, none)
  *   remote.c    remote-scope chunks: pinarena_alloc_remote and the keys of exactly one buffer
+ *   reclaim.c   memory changes kind: free memory of one kind gives unregistered pages back for another
  *   window.c    the memory-window pool and the QP of the shim's own that binds windows
  *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
  *   classes.c   the size-class tables (classes.h)
@@ -149,6 +150,7 @@ typedef struct pa_chunk_s {
   uint8_t            kind;     /* PA_CHUNK_* */
   uint8_t            unregistered; /* registration refused (cap, RLIMIT_MEMLOCK, none) */
   uint8_t            pending;  /* registration deferred (before constructors / during registrar init) */
+  uint8_t            dirty_free; /* REGULAR: a span was released since free slices were last discarded (reclaim.c) */
   uint32_t           nslices;
   uint32_t           hdr_slices;
   uint32_t           free_slices;
@@ -207,6 +209,7 @@ typedef struct pa_opts_s {
   size_t  nprefs;
   int     pages;               /* PA_PAGES_* */
   int     reg_eager;           /* register chunks when mapped (else on their first lookup) */
+  int     reclaim;             /* freed memory of one kind serves others (reclaim.c; PINARENA_RECLAIM) */
   uint64_t max_pinned;         /* 0 = no cap of our own */
   char    stats_path[256];
   int     verbose;
@@ -413,6 +416,17 @@ PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);
 PA_HIDDEN void  pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* remote);
 
+/* No registration of the shim's covers c, none is pending or was refused:
+ * its free pages may go back to the OS (reclaim.c). pa_reg_lock held. */
+static inline int pa_chunk_recyclable(const pa_chunk_t* c) {
+  return atomic_load_explicit(&((pa_chunk_t*)c)->reg, memory_order_relaxed) == NULL && c->nrecs == 0 &&
+         !c->pending && !c->unregistered;
+}
+
+/* reclaim.c: free memory of other kinds gives back up to `want` bytes of pages
+   before memory of `kind` (PA_CHUNK_REGULAR or PA_CHUNK_HUGE) takes new ones; no lock held */
+PA_HIDDEN void  pa_reclaim_for(int kind, size_t want);
+
 /* heap.c */
 PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);
 PA_HIDDEN void  pa_heap_collect_delayed(pa_heap_t* h);
@@ -471,6 +485,8 @@ extern PA_HIDDEN void* pa_release_arg;
 /* remote.c */
 struct pinarena_region;
 PA_HIDDEN int   pa_remote_lookup(const void* p, size_t len, struct pinarena_region* out);
+PA_HIDDEN size_t pa_remote_trim(void);                 /* pinarena_trim: free remote chunks to the OS */
+PA_HIDDEN size_t pa_remote_reclaim(size_t want);      /* reclaim.c: free unregistered remote chunks to the OS */
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);

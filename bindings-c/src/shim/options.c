@@ -136,6 +136,12 @@ PA_HIDDEN void pa_read_options(void) {
 
   /* Registration: lazy (default) registers a chunk on the first pinarena_lookup into it; eager when
      it is mapped (bindings-c/README.md: the measured choice). */
+  /* PINARENA_RECLAIM=0: freed memory the shim never registered keeps its pages too (reclaim.c), for a
+     program whose own registration cache registers heap memory without pinarena_lookup and cannot hear
+     the invalidation sinks */
+  v = pa_getenv("PINARENA_RECLAIM");
+  pa_opts.reclaim = !(v != NULL && v[0] == '0' && v[1] == 0);
+  if (v != NULL && strcmp(v, "0") && strcmp(v, "1")) pa_warn("PINARENA_RECLAIM=", v, " is not 0 or 1; 1 assumed", NULL);
   v = pa_getenv("PINARENA_REGISTER");
   pa_opts.reg_eager = 0;
   if (v != NULL && !strcmp(v, "eager")) pa_opts.reg_eager = 1;

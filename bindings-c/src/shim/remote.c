@@ -135,9 +135,14 @@ static void choose(void) {
   }
 }
 
+/* The bookkeeping mapping of a chunk of ngran granules. */
+static size_t meta_size(size_t ngran) {
+  return sizeof(rchunk_t) + ngran / 8 + ngran * sizeof(uint32_t) + ngran * sizeof(rbuf_t) + 64;
+}
+
 static rchunk_t* chunk_new(size_t size) {
   size_t ngran = size >> RG_SHIFT;
-  size_t meta = sizeof(rchunk_t) + ngran / 8 + ngran * sizeof(uint32_t) + ngran * sizeof(rbuf_t) + 64;
+  size_t meta = meta_size(ngran);
   char* m = pa_raw_map(meta);
   if (m == NULL) return NULL;
   pa_mapping_t os;
@@ -250,10 +255,15 @@ PA_EXPORT void* pinarena_alloc_remote(size_t size, int access) {
     return NULL;
   }
   size_t n = (size + RG - 1) >> RG_SHIFT;
+  /* Freed memory of every size serves again (its key was revoked, its bytes
+     zeroed at free): the smallest chunk with room, so a big chunk stays
+     whole for big buffers while small ones fit elsewhere. */
   rchunk_t* c = NULL;
   long g = -1;
-  if (size <= RC_SIZE / 2) {
-    for (c = chunks; c != NULL; c = c->next) if (c->size == RC_SIZE && (g = find_run(c, n)) >= 0) break;
+  for (rchunk_t* f = chunks; f != NULL; f = f->next) {
+    if (c != NULL && f->size >= c->size) continue;
+    long at = find_run(f, n);
+    if (at >= 0) { c = f; g = at; }
   }
   if (c == NULL) {
     size_t cs = RC_SIZE;
@@ -300,6 +310,47 @@ PA_EXPORT int pinarena_free_remote(void* p) {
   mark(c, g, n, 0);
   pa_nc_unlock(&remote_lock, nc);
   return 0;
+}
+
+/* Free remote chunks back to the OS, up to `want` bytes (remote_lock held):
+ * with dereg, registered ones too, their registration first (every key of
+ * their buffers was revoked at free; a buffer whose revocation failed keeps
+ * its granules, so its chunk stays); without, only chunks no registration
+ * covers (no verbs, or per-buffer MR keys, all deregistered at free). */
+static size_t release_free(size_t want, int dereg) {
+  size_t got = 0;
+  forget_if_forked();
+  for (rchunk_t** pp = &chunks; *pp != NULL && got < want;) {
+    rchunk_t* c = *pp;
+    if (c->free_gran != c->ngran || (c->mr != NULL && (!dereg || rv.dereg_mr(c->mr) != 0))) { pp = &c->next; continue; }
+    c->mr = NULL;
+    *pp = c->next;
+    got += c->size;
+    int saved = errno;
+    pa_os_unmap_chunk(&c->os);               /* not registered (any more) */
+    pa_raw_unmap((char*)c, meta_size(c->ngran));
+    errno = saved;
+  }
+  return got;
+}
+
+/* pinarena_trim(): every wholly free remote chunk. Returns the bytes released. */
+PA_HIDDEN size_t pa_remote_trim(void) {
+  if (__atomic_load_n(&chunks, __ATOMIC_ACQUIRE) == NULL) return 0;
+  pthread_mutex_lock(&remote_lock);
+  size_t got = release_free(SIZE_MAX, 1);
+  pthread_mutex_unlock(&remote_lock);
+  return got;
+}
+
+/* Memory changing kind (reclaim.c): the unregistered ones only. The lock is
+ * only tried: a heap allocation made under it (inside the verbs library)
+ * skips this. */
+PA_HIDDEN size_t pa_remote_reclaim(size_t want) {
+  if (__atomic_load_n(&chunks, __ATOMIC_ACQUIRE) == NULL || pthread_mutex_trylock(&remote_lock) != 0) return 0;
+  size_t got = release_free(want, 0);
+  pthread_mutex_unlock(&remote_lock);
+  return got;
 }
 
 /* fork (heap.c's handlers): the remote lock is held across fork, taken

@@ -207,6 +207,63 @@ TEST(shim_mem_cgroup_malloc_of_untouched_memory_lives) {
         WIFSIGNALED(st) ? "by signal" : "with exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 }
 
+/* Memory changes kind: in the cgroup, 160 MiB of huge objects written and
+ * freed, then 160 MiB of small ones written (huge_first), or the other way
+ * round. The sum (320 MiB) does not fit in 256 MiB; glibc peaks at ~165 MiB. */
+#define PHASE (160 * MiB)
+
+static void phase_huge(void) {
+  char* v[PHASE / (8 * MiB)];
+  for (size_t i = 0; i < PHASE / (8 * MiB); i++) {
+    v[i] = malloc(8 * MiB);
+    if (v[i] == NULL) _exit(93);
+    memset(v[i], 'h', 8 * MiB);
+  }
+  for (size_t i = 0; i < PHASE / (8 * MiB); i++) free(v[i]);
+}
+
+static void phase_small(void) {
+  size_t n = PHASE / 256;
+  char** v = mmap(NULL, n * sizeof(char*), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (v == MAP_FAILED) _exit(94);
+  for (size_t i = 0; i < n; i++) {
+    v[i] = malloc(256);
+    if (v[i] == NULL) _exit(95);
+    memset(v[i], 's', 256);
+  }
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  munmap(v, n * sizeof(char*));
+}
+
+static int cg_phases(const char* dir, int huge_first) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    cg_join(dir);
+    if (huge_first) { phase_huge(); phase_small(); }
+    else { phase_small(); phase_huge(); }
+    _exit(0);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return st;
+}
+
+TEST(shim_mem_cgroup_memory_changes_kind) {
+  char dir[256];
+  lazy_only();
+  if (cg_make(dir, 256 * MiB) != 0) SKIP("no writable memory cgroup (v1 or v2) on this host: needs root and a mounted memory controller");
+  int over = cg_child(dir, 512 * MiB, 512 * MiB);
+  int hs = cg_phases(dir, 1);
+  int sh = cg_phases(dir, 0);
+  rmdir(dir);
+  CHECK(over != 0, "the cgroup does not limit memory (touching 512 MiB under 256 MiB ended %#x)", over);
+  int hs_ok = WIFEXITED(hs) && WEXITSTATUS(hs) == 0, sh_ok = WIFEXITED(sh) && WEXITSTATUS(sh) == 0;
+  CHECK(hs_ok && sh_ok, "in a 256 MiB cgroup: 160 MiB huge, freed, then 160 MiB small %s %d; "
+        "160 MiB small, freed, then 160 MiB huge %s %d",
+        hs_ok ? "lived" : WIFSIGNALED(hs) ? "killed by signal" : "exit", WIFSIGNALED(hs) ? WTERMSIG(hs) : WEXITSTATUS(hs),
+        sh_ok ? "lived" : WIFSIGNALED(sh) ? "killed by signal" : "exit", WIFSIGNALED(sh) ? WTERMSIG(sh) : WEXITSTATUS(sh));
+}
+
 static void rlimit_enomem(void* arg) {
   (void)arg;
   struct rlimit rl;

@@ -4,14 +4,17 @@
  * over rxe0 (tests/remote/test_remote.c). */
 #include "child.h"
 #include "diag.h"
+#include "kernel_view.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,3 +143,42 @@ TEST(shim_remote_fork_while_threads_hold_the_remote_lock) {
   CHECK(failed == 0, "fork %d: the child's remote alloc/free failed (status 0x%x)", forks, failed);
   NOTE("%d forks while two threads allocated and freed remote memory", forks);
 }
+
+/* Freed remote memory of every size is used again, and pinarena_trim()
+ * gives free remote chunks back. In a child: the RSS is its own. */
+static void remote_reuse(void* arg) {
+  size_t size = *(size_t*)arg;
+  uint64_t rss0 = tu_status_kb("VmRSS");
+  void* seen[64];
+  int distinct = 0;
+  for (int r = 0; r < 64; r++) {
+    char* p = pinarena_alloc_remote(size, RW);
+    if (p == NULL) { fprintf(stderr, "pinarena_alloc_remote(%zu): %s\n", size, strerror(errno)); _exit(1); }
+    memset(p, 'r', size);
+    int old = 0;
+    for (int i = 0; i < distinct; i++) old |= seen[i] == p;
+    if (!old) seen[distinct++] = p;
+    if (pinarena_free_remote(p) != 0) { fprintf(stderr, "pinarena_free_remote failed\n"); _exit(1); }
+  }
+  uint64_t rss1 = tu_status_kb("VmRSS");
+  fprintf(stderr, "64 rounds of %zu KiB remote buffers: %d addresses, RSS +%llu KiB\n", size >> 10, distinct,
+          (unsigned long long)(rss1 - rss0));
+  if (distinct > 2) _exit(2);
+  if (rss1 - rss0 > 2 * (size >> 10) + 8192) _exit(3);
+  pinarena_trim();
+  uint64_t rss2 = tu_status_kb("VmRSS");
+  unsigned char vec;
+  int mapped = mincore((void*)((uintptr_t)seen[0] & ~(uintptr_t)4095), 4096, &vec) == 0;
+  fprintf(stderr, "after pinarena_trim(): RSS %+lld KiB, the buffer's range %s\n",
+          (long long)rss2 - (long long)rss0, mapped ? "still mapped" : "unmapped");
+  if (mapped || rss2 > rss0 + 4096) _exit(4);
+}
+
+static void check_reuse(size_t size) {
+  su_result_t r = su_run(remote_reuse, &size);
+  CHECK(!r.signaled && r.status == 0, "%zu KiB: child %s %d: %s", size >> 10, r.signaled ? "killed by signal" : "exit",
+        r.signaled ? r.sig : r.status, r.err);
+}
+
+TEST(shim_remote_big_buffers_reused_and_trimmed) { check_reuse((size_t)4 << 20); }
+TEST(shim_remote_small_buffers_reused_and_trimmed) { check_reuse((size_t)64 << 10); }

@@ -1,0 +1,86 @@
+/* test_reclaim.c — freed memory of one kind serves the others (reclaim.c)
+ * without a registered page ever going back: a freed huge object the
+ * program looked up keeps its frames while small objects take new memory;
+ * one nobody looked up gives its pages back. The phase changes under a
+ * memory cgroup: test_mem.c. */
+#include "child.h"
+#include "kernel_view.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MiB ((size_t)1 << 20)
+#define NPG 16
+
+TEST(shim_reclaim_keeps_registered_frames) {
+  const char* v = getenv("PINARENA_REGISTER");
+  if (v != NULL && strcmp(v, "eager") == 0) SKIP("PINARENA_REGISTER=eager registers every chunk: nothing is reclaimable");
+  char* kept = malloc(8 * MiB);                 /* looked up: registered */
+  char* loose = malloc(8 * MiB);                /* never looked up */
+  CHECK(kept != NULL && loose != NULL, "malloc(8 MiB)");
+  memset(kept, 'k', 8 * MiB);
+  memset(loose, 'l', 8 * MiB);
+  pinarena_region_t r;
+  int rc = pinarena_lookup(kept, 8 * MiB, &r);
+  CHECK(rc == 0 || rc == -ENODATA, "pinarena_lookup: %d", rc);
+  uint64_t k0[NPG], k1[NPG];
+  tu_pfns(kept, NPG, k0);
+  free(loose);
+  free(kept);
+  /* 64 MiB of small objects: new regular chunks, whose pages come from the free huge chunks */
+  size_t n = 64 * MiB / 256;
+  char** objs = mmap(NULL, n * sizeof(char*), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(objs != MAP_FAILED, "mmap");
+  for (size_t i = 0; i < n; i++) { objs[i] = malloc(256); CHECK(objs[i] != NULL, "malloc(256)"); memset(objs[i], 's', 256); }
+  tu_pfns(kept, NPG, k1);                       /* fails if a page is not present any more */
+  unsigned char res[NPG];
+  CHECK(mincore(loose, NPG * 4096, res) == 0, "mincore: %s", strerror(errno));
+  int kept_same = 1, loose_gone = 1;
+  for (int i = 0; i < NPG; i++) { kept_same &= k0[i] == k1[i] && k0[i] != 0; loose_gone &= !(res[i] & 1); }
+  NOTE("looked-up huge object (%s): frames %s; never looked-up one: frames %s", rc == 0 ? "registered" : "registration refused",
+       kept_same ? "kept" : "CHANGED", loose_gone ? "given back" : "kept");
+  CHECK(kept_same, "a freed huge object the program looked up lost its frames to later small objects");
+  CHECK(loose_gone, "a freed huge object nobody looked up kept its pages while small objects took new memory");
+  for (size_t i = 0; i < n; i++) free(objs[i]);
+  munmap(objs, n * sizeof(char*));
+}
+
+TEST(shim_reclaim_keeps_registered_free_slices) {
+  const char* v = getenv("PINARENA_REGISTER");
+  if (v != NULL && strcmp(v, "eager") == 0) SKIP("PINARENA_REGISTER=eager registers every chunk: nothing is reclaimable");
+  char* large = malloc(512 * 1024);              /* a large span of a regular chunk */
+  CHECK(large != NULL, "malloc(512 KiB)");
+  memset(large, 'L', 512 * 1024);
+  pinarena_region_t r;
+  int rc = pinarena_lookup(large, 512 * 1024, &r);   /* registers its chunk */
+  CHECK(rc == 0 || rc == -ENODATA, "pinarena_lookup: %d", rc);
+  uint64_t f0[NPG], f1[NPG];
+  tu_pfns(large, NPG, f0);
+  free(large);                                   /* its slices are free, in a registered chunk */
+  char* huge = malloc(64 * MiB);                 /* new pages for a huge object: free slices may serve */
+  CHECK(huge != NULL, "malloc(64 MiB)");
+  memset(huge, 'H', 64 * MiB);
+  tu_pfns(large, NPG, f1);                       /* fails if a page is not present any more */
+  int same = 1;
+  for (int i = 0; i < NPG; i++) same &= f0[i] == f1[i];
+  CHECK(same, "free slices of a looked-up chunk lost their frames to a huge object");
+  free(huge);
+}
+
+/* PINARENA_RECLAIM=0: the never-looked-up object keeps its pages too (the
+ * test above, run again in a process of its own with the option set). */
+TEST(shim_reclaim_off_keeps_every_page) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  CHECK(n > 0, "readlink(/proc/self/exe)");
+  self[n] = 0;
+  char* argv[] = { self, "shim_reclaim_keeps_registered_frames", NULL };
+  const char* env[] = { "PINARENA_RECLAIM=0", NULL };
+  static char out[16384];
+  su_exec(argv, env, out, sizeof out);
+  CHECK(strstr(out, "never looked-up one: frames kept") != NULL,
+        "with PINARENA_RECLAIM=0 a freed, never looked-up huge object should keep its pages; the run said:\n%s", out);
+}
