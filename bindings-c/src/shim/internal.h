@@ -209,7 +209,8 @@ typedef struct pa_opts_s {
   size_t  nprefs;
   int     pages;               /* PA_PAGES_* */
   int     reg_eager;           /* register chunks when mapped (else on their first lookup) */
-  int     reclaim;             /* freed memory of one kind serves others (reclaim.c; PINARENA_RECLAIM) */
+  int     reclaim;             /* freed memory of one kind serves others (reclaim.c; PINARENA_RECLAIM):
+                                  0 never, 1 while no RDMA stack is loaded (default), 2 always */
   uint64_t max_pinned;         /* 0 = no cap of our own */
   char    stats_path[256];
   int     verbose;
@@ -426,6 +427,8 @@ static inline int pa_chunk_recyclable(const pa_chunk_t* c) {
 /* reclaim.c: free memory of other kinds gives back up to `want` bytes of pages
    before memory of `kind` (PA_CHUNK_REGULAR or PA_CHUNK_HUGE) takes new ones; no lock held */
 PA_HIDDEN void  pa_reclaim_for(int kind, size_t want);
+/* register.c: libibverbs was in the process before the shim's registrar opened it (the program's own). */
+PA_HIDDEN int   pa_verbs_loaded_by_program(void);
 
 /* heap.c */
 PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);

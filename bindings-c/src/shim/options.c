@@ -136,11 +136,11 @@ PA_HIDDEN void pa_read_options(void) {
 
   /* Registration: lazy (default) registers a chunk on the first pinarena_lookup into it; eager when
      it is mapped (bindings-c/README.md: the measured choice). */
-  /* PINARENA_RECLAIM=0: freed memory the shim never registered keeps its pages too (reclaim.c), for a
-     program whose own registration cache registers heap memory without pinarena_lookup and cannot hear
-     the invalidation sinks */
+  /* PINARENA_RECLAIM: freed memory the shim never registered serves other kinds (reclaim.c). Unset: only
+     while no library that registers memory itself (an MPI, UCX, libfabric, the program's libibverbs) is
+     loaded; 1: always; 0: never (every touched page kept until pinarena_trim) */
   v = pa_getenv("PINARENA_RECLAIM");
-  pa_opts.reclaim = !(v != NULL && v[0] == '0' && v[1] == 0);
+  pa_opts.reclaim = v == NULL || v[0] == 0 ? 1 : (v[0] == '0' && v[1] == 0) ? 0 : (v[0] == '1' && v[1] == 0) ? 2 : 1;
   if (v != NULL && strcmp(v, "0") && strcmp(v, "1")) pa_warn("PINARENA_RECLAIM=", v, " is not 0 or 1; 1 assumed", NULL);
   v = pa_getenv("PINARENA_REGISTER");
   pa_opts.reg_eager = 0;

@@ -15,12 +15,18 @@
  * per-buffer MR keys, all deregistered at free) are unmapped.
  *
  * What it cannot see: a registration the program (or its MPI) made itself
- * of heap memory the shim never looked up. Each discard is posted to the
- * invalidation sinks (an address-keyed cache on them drops the range), but a
- * cache that hooks libc symbols does not hear a system call; such a program
- * either takes its keys from pinarena_lookup (which makes the chunk
- * registered, so kept) or sets PINARENA_RECLAIM=0 (every touched page kept
- * until pinarena_trim, as before).
+ * of heap memory the shim never looked up — an MPI's cache keeps the
+ * registration of a freed buffer, and a discard would give that address new
+ * frames: the seed's hazard. So by default (PINARENA_RECLAIM unset) reclaim
+ * runs only while no library that registers memory of its own is loaded in
+ * the process (an MPI, UCX, libfabric, librdmacm, or libibverbs loaded by the
+ * program rather than by the shim's own registrar): a program without an RDMA
+ * stack changes kinds freely, an MPI job keeps every touched page until
+ * pinarena_trim() and its callback. PINARENA_RECLAIM=1 reclaims whatever is
+ * loaded (every discard is still posted to the invalidation sinks, which feed
+ * UCX's cache, stack_events.c), PINARENA_RECLAIM=0 never. A program that pins
+ * its own malloc memory with io_uring fixed buffers is not seen either: it
+ * sets PINARENA_RECLAIM=0.
  *
  * When: a regular chunk about to be mapped takes its size from free huge
  * chunks; a huge object about to use pages its chunk never had takes as
@@ -29,9 +35,37 @@
  * lock is only tried (a nested malloc inside the registrar skips the
  * reclaim), taken before the chunk lock as everywhere, so no registration
  * can start on a chunk between the check and the discard. */
+#define _GNU_SOURCE 1   /* dl_iterate_phdr */
 #include "internal.h"
 
 #include <errno.h>
+#include <link.h>
+#include <string.h>
+
+/* The libraries that register memory themselves (their own caches keyed by
+   address). libibverbs counts only when the program loaded it: the shim's
+   registrar opens its own handle (register.c, pa_verbs_loaded_by_program). */
+static int registers_memory(const char* path) {
+  static const char* const stacks[] = { "/libmpi.so", "/libucp.so", "/libuct.so", "/libfabric.so",
+                                        "/librdmacm.so", "/libmpich.so" };
+  for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++)
+    if (strstr(path, stacks[i]) != NULL) return 1;
+  return strstr(path, "/libibverbs.so") != NULL && pa_verbs_loaded_by_program();
+}
+
+static int stack_seen(struct dl_phdr_info* info, size_t size, void* arg) {
+  (void)size; (void)arg;
+  return info->dlpi_name != NULL && registers_memory(info->dlpi_name);
+}
+
+/* Reclaim allowed now? dl_iterate_phdr allocates nothing; it is called before
+   any lock of ours is taken (it takes the loader's list lock, recursive for a
+   thread inside dlopen that mallocs). */
+static int reclaim_allowed(void) {
+  if (pa_opts.reclaim == 0) return 0;
+  if (pa_opts.reclaim == 2) return 1;
+  return dl_iterate_phdr(stack_seen, NULL) == 0;
+}
 
 /* Free huge chunks' pages above the header, up to `want` bytes. Both locks held. */
 static size_t from_huge(size_t want) {
@@ -66,7 +100,7 @@ static size_t from_slices(size_t want) {
 }
 
 PA_HIDDEN void pa_reclaim_for(int kind, size_t want) {
-  if (!pa_opts.reclaim) return;
+  if (!reclaim_allowed()) return;
   size_t got = 0;
   if (pthread_mutex_trylock(&pa_reg_lock) == 0) {
     int saved = errno;

@@ -111,8 +111,19 @@ static int rdma_device_present(void) {
   return found;
 }
 
+/* 1 once libibverbs is seen in the process before the registrar opened it: the program (or its MPI) has
+   it, and may register malloc'd memory itself (reclaim.c). */
+static int verbs_of_program = -1;
+
+PA_HIDDEN int pa_verbs_loaded_by_program(void) {
+  return ibv_lib == NULL ? 1 : verbs_of_program == 1;
+}
+
 static int verbs_load(void) {
   if (ibv_lib != NULL) return 0;
+  void* had = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+  verbs_of_program = had != NULL;
+  if (had != NULL) dlclose(had);
   void* h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) { why_fallback = "libibverbs.so.1 not loadable"; return -ENOENT; }
   p_get_device_list = (struct ibv_device** (*)(int*))dlsym(h, "ibv_get_device_list");

@@ -6,6 +6,7 @@
 #include "child.h"
 #include "kernel_view.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 TEST(shim_reclaim_keeps_registered_frames) {
   const char* v = getenv("PINARENA_REGISTER");
   if (v != NULL && strcmp(v, "eager") == 0) SKIP("PINARENA_REGISTER=eager registers every chunk: nothing is reclaimable");
+  const char* stack = getenv("PA_TEST_LOAD_STACK");   /* a library that registers memory itself, loaded first */
+  if (stack != NULL) CHECK(dlopen(stack, RTLD_NOW | RTLD_LOCAL) != NULL, "dlopen(%s): %s", stack, dlerror());
   char* kept = malloc(8 * MiB);                 /* looked up: registered */
   char* loose = malloc(8 * MiB);                /* never looked up */
   CHECK(kept != NULL && loose != NULL, "malloc(8 MiB)");
@@ -83,4 +86,25 @@ TEST(shim_reclaim_off_keeps_every_page) {
   su_exec(argv, env, out, sizeof out);
   CHECK(strstr(out, "never looked-up one: frames kept") != NULL,
         "with PINARENA_RECLAIM=0 a freed, never looked-up huge object should keep its pages; the run said:\n%s", out);
+}
+
+/* An RDMA stack in the process (libfabric here, as an MPI's mtl ofi loads it) may have registered any freed
+ * buffer in its own cache: by default nothing is reclaimed then, the never-looked-up object keeps its pages;
+ * PINARENA_RECLAIM=1 reclaims anyway. */
+static void reclaim_with_stack(const char* setting, const char* want) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  CHECK(n > 0, "readlink(/proc/self/exe)");
+  self[n] = 0;
+  char* argv[] = { self, "shim_reclaim_keeps_registered_frames", NULL };
+  const char* env[] = { "PA_TEST_LOAD_STACK=libfabric.so.1", setting, NULL };
+  static char out[16384];
+  su_exec(argv, env, out, sizeof out);
+  CHECK(strstr(out, want) != NULL, "with libfabric loaded and %s: want \"%s\"; the run said:\n%s",
+        setting != NULL ? setting : "PINARENA_RECLAIM unset", want, out);
+}
+
+TEST(shim_reclaim_off_while_an_rdma_stack_is_loaded) {
+  reclaim_with_stack(NULL, "never looked-up one: frames kept");
+  reclaim_with_stack("PINARENA_RECLAIM=1", "never looked-up one: frames given back");
 }
