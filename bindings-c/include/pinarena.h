@@ -120,6 +120,11 @@ int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
  *           work requests per buffer (bind, revoke), no system call on
  *           hardware, no pinning. Needs the shim's PD (pinarena_pd(), or
  *           pinarena_set_pd before the first remote allocation).
+ *           Key reuse: a freed buffer's window key is not issued again for
+ *           at least 2^20 binds (2^19 allocations) in the process: 4096 free
+ *           windows stand ahead of any reuse, and a window's 8-bit key wraps
+ *           after 128 uses. A device with fewer windows (max_mw below 4096
+ *           plus the live ones) reuses sooner: 256 x its free windows binds.
  *   mr      (fallback: no memory windows) ibv_reg_mr of exactly the buffer:
  *           same reach, costs a registration (system call, page pinning) per
  *           buffer and one per free.

@@ -22,9 +22,14 @@
  * is type 1.
  *
  * Keys. Each bind gives the window a new key: the same index with the low
- * 8 bits advanced (ibv_inc_rkey). Free windows are reused oldest first (a
- * FIFO ring), so a key of a freed buffer can only come back after 256 binds
- * of the same window, i.e. 256 times the pool's size in binds. */
+ * 8 bits advanced (ibv_inc_rkey), and every use binds twice (bind, revoke):
+ * a window's key comes back after 128 uses of it. Free windows are reused
+ * oldest first (a FIFO ring), and the pool grows rather than reuse a window
+ * while fewer than WP_MIN_FREE are free: between two uses of one window at
+ * least WP_MIN_FREE other allocations happen, so a freed buffer's key is
+ * issued again only after 128 x 4096 = 2^19 allocations, 2^20 binds — or
+ * fewer where the device has fewer windows (max_mw below 4096 plus the live
+ * ones: the pool stops growing at the device's limit and reuses sooner). */
 #define _GNU_SOURCE
 #include "internal.h"
 #include "remote.h"
@@ -41,6 +46,7 @@
 #define WP_DEPTH     16
 #define WP_RING      65536          /* most windows one pool holds (live + free) */
 #define WP_GROW      16             /* windows allocated at a time */
+#define WP_MIN_FREE  4096           /* free windows kept ahead of any reuse (the key distance above) */
 
 struct pa_wpool_s {
   const pa_rv_t*  rv;
@@ -51,6 +57,7 @@ struct pa_wpool_s {
   uint64_t        seq;              /* wr_id of the last request posted */
   uint32_t        head, tail;       /* free windows: ring[head % WP_RING] .. ring[tail % WP_RING] */
   uint32_t        total;            /* windows allocated */
+  uint32_t        cap;              /* most windows: WP_RING or the device's max_mw, the smaller */
   struct ibv_mw** ring;
 };
 
@@ -153,6 +160,7 @@ int pa_wpool_open(pa_wpool_t** out, const pa_rv_t* rv, struct ibv_pd* pd, int ty
   struct ibv_mw** ring = pa_raw_map(WP_RING * sizeof(*ring));    /* untouched pages cost nothing */
   if (w == NULL || ring == NULL) { *why = "no memory for the window pool"; return -ENOMEM; }
   w->rv = rv; w->pd = pd; w->type = type; w->ring = ring;
+  w->cap = dev.max_mw < WP_RING ? (uint32_t)dev.max_mw : WP_RING;
   w->cq = rv->create_cq(pd->context, 2 * WP_DEPTH, NULL, NULL, 0);
   if (w->cq == NULL) { *why = "ibv_create_cq failed"; return -EIO; }
   struct ibv_qp_init_attr init;
@@ -194,15 +202,18 @@ static int wait_for(pa_wpool_t* w, uint64_t id) {
 }
 
 static struct ibv_mw* take(pa_wpool_t* w) {
-  if (w->head == w->tail) {
-    for (int i = 0; i < WP_GROW && w->total < WP_RING; i++) {
+  /* Grow before reusing a recent window. New windows go in at the head, ahead of the freed ones (the
+     ring's indices wrap modulo 2^32, a multiple of WP_RING), so a freed window waits behind every window
+     still unused and is bound again only once WP_MIN_FREE windows stand ahead of it. */
+  if (w->tail - w->head < WP_MIN_FREE && w->total < w->cap) {
+    for (int i = 0; i < WP_GROW && w->total < w->cap; i++) {
       struct ibv_mw* mw = ibv_alloc_mw(w->pd, (enum ibv_mw_type)w->type);
       if (mw == NULL) break;
-      w->ring[w->tail++ % WP_RING] = mw;
+      w->ring[--w->head % WP_RING] = mw;
       w->total++;
     }
-    if (w->head == w->tail) return NULL;
   }
+  if (w->head == w->tail) return NULL;
   return w->ring[w->head++ % WP_RING];
 }
 

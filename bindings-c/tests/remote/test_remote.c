@@ -241,6 +241,48 @@ TEST(remote_window_key_dies_on_free_and_reuse) {
   expect_allowed(IBV_WR_RDMA_READ, again, SZ, kn, "the reused bytes with the new key");
 }
 
+/* Keys that come back: a freed buffer's window key is not issued again for 2^20 binds. Counted: over
+ * 12,000 allocate/free rounds (24,000 binds) no key repeats (the pool of 16 windows with 8-bit keys repeated
+ * one after 2048), and a window comes back only after >= 4096 other allocations with its key advanced by
+ * the two binds of each use — 128 uses to wrap its 8 bits: >= 4096 x 128 allocations = 2^20 binds. */
+#define KR_ROUNDS 12000
+#define KR_SLOTS  32768
+TEST(remote_window_key_not_reissued_for_2p20_binds) {
+  setenv("PINARENA_REMOTE_KEYS", "window", 1);
+  setenv("PINARENA_REMOTE_WINDOW_PROBE", "0", 1);
+  resolve_api();
+  static uint32_t key_seen[KR_SLOTS], at_round[KR_SLOTS], last_key[KR_SLOTS];
+  static uint8_t used[KR_SLOTS];
+  uint32_t min_gap = UINT32_MAX, reuses = 0;
+  pinarena_region_t r;
+  for (uint32_t i = 0; i < KR_ROUNDS; i++) {
+    uint32_t k;
+    char* b = remote(SZ, &k, &r);
+    if (i == 0) CHECK(strcmp(remote_keys(), "window") == 0, "keys are %s (%s)", remote_keys(), keys_why());
+    /* every key seen so far, in an open-addressed set */
+    uint32_t h = (k * 2654435761u) % KR_SLOTS;
+    while (key_seen[h] != 0 && key_seen[h] != k + 1) h = (h + 1) % KR_SLOTS;
+    CHECK(key_seen[h] == 0, "round %u: key 0x%x issued again (it was issued before in this run)", i, k);
+    key_seen[h] = k + 1;
+    /* per window index (the key's upper 24 bits): rounds since its last use and the key step */
+    uint32_t idx = k >> 8, s = (idx * 2654435761u) % KR_SLOTS;
+    while (used[s] && (last_key[s] >> 8) != idx) s = (s + 1) % KR_SLOTS;
+    if (used[s]) {
+      uint32_t gap = i - at_round[s];
+      if (gap < min_gap) min_gap = gap;
+      CHECK(((k - last_key[s]) & 0xff) == 2, "window 0x%x: key 0x%x after 0x%x (want two binds' step)", idx, k, last_key[s]);
+      reuses++;
+    }
+    used[s] = 1; at_round[s] = i; last_key[s] = k;
+    CHECK_OK("pinarena_free_remote", free_remote(b));
+  }
+  NOTE("%u rounds: no key repeated; %u window reuses, the closest %u allocations apart (key distance >= %u x 128 "
+       "allocations = %llu binds)", KR_ROUNDS, reuses, min_gap, min_gap, (unsigned long long)min_gap * 256);
+  CHECK(reuses > 0, "no window was reused in %u rounds: the distance was not exercised", KR_ROUNDS);
+  CHECK((uint64_t)min_gap * 256 >= (1u << 20), "a window came back after %u allocations: its key recurs after %llu "
+        "binds, fewer than 2^20", min_gap, (unsigned long long)min_gap * 256);
+}
+
 /* The chunk key's price: neighbours in the remote chunk are reachable, the heap is not. */
 TEST(remote_chunk_key_reaches_neighbours_not_heap) {
   setenv("PINARENA_REMOTE_KEYS", "chunk", 1);
