@@ -83,7 +83,10 @@ typedef struct pinarena_region {
  * pinarena_trim(); freed memory nobody looked up may give its pages back
  * (MADV_DONTNEED, posted to the invalidation sinks) when another kind of
  * memory needs pages — the huge objects of one phase becoming the small
- * ones of the next. PINARENA_RECLAIM=0 keeps those pages as well.
+ * ones of the next — only while no library that registers memory itself
+ * (an MPI, UCX, libfabric, the program's own libibverbs) is loaded, whose
+ * cache could hold a freed buffer's registration. PINARENA_RECLAIM=1
+ * reclaims regardless, PINARENA_RECLAIM=0 never.
  * Heap memory: lkey is usable, rkey is PINARENA_RKEY_NONE (the heap is
  * registered for local access only, unless PINARENA_HEAP_REMOTE=1). A
  * buffer from pinarena_alloc_remote: base/length are the exposed buffer
