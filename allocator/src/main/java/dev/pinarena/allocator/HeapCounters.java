@@ -55,6 +55,26 @@ final class HeapCounters
     }
 
     /**
+     * Adds another sum (of adopted heaps) into this one; its heap and adoption counts are not added.
+     */
+    void add(final HeapCounters other)
+    {
+        for (int i = 0; i < classAllocs.length; i++)
+        {
+            classAllocs[i] += other.classAllocs[i];
+            classFrees[i] += other.classFrees[i];
+        }
+        runAllocs += other.runAllocs;
+        runFrees += other.runFrees;
+        dedicatedAllocs += other.dedicatedAllocs;
+        dedicatedFrees += other.dedicatedFrees;
+        bytesAllocated += other.bytesAllocated;
+        bytesFreed += other.bytesFreed;
+        crossThreadFreesSent += other.crossThreadFreesSent;
+        crossThreadFreesCollected += other.crossThreadFreesCollected;
+    }
+
+    /**
      * @param classes the arena's size classes.
      * @return bytes handed out and not freed: slab blocks by class count times block size, plus runs and
      * dedicated chunks.

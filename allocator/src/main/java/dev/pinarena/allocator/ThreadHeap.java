@@ -2,7 +2,6 @@ package dev.pinarena.allocator;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.Arrays;
 
 /**
@@ -13,10 +12,12 @@ import java.util.Arrays;
  * owning thread take no lock and no atomic instruction. Counters are plain fields read racily by
  * {@link ThreadHeaps}.
  * <p>
- * When a thread dies its heap is <em>adopted</em> by a live one (under the pool lock): {@link #thread} is set
- * to the adopter's thread (a thread that observed {@code isAlive() == false} happens-after everything the
- * dead thread did), its slabs are rehomed to the adopter, its cached runs go back to the pool, and the adopter
- * keeps draining its pending stack, because a remote free that read the old owner may still push there.
+ * When a thread dies its heap is <em>adopted</em> by a live one (under the pool lock; usually by the next
+ * new thread, see {@link ThreadHeaps}): {@link #thread} is set to the adopter's thread (a thread that observed
+ * {@code isAlive() == false} happens-after everything the dead thread did), its slabs are rehomed to the
+ * adopter, its cached runs go back to the pool, and its pending stack <em>forwards</em> to the adopter (see
+ * {@link #adopt} and {@link #pushPending}): a remote free that read the old owner may still push there, and
+ * the pusher itself hands such a push on. Nothing keeps an adopted heap, so a dead thread costs O(1).
  */
 final class ThreadHeap
 {
@@ -52,16 +53,22 @@ final class ThreadHeap
      */
     final Thread creator;
     volatile Thread thread;
-    /** Set once, under the pool lock, when a live heap adopts this one. */
-    boolean adopted;
+    /**
+     * Set once, by {@link #adopt} under the pool lock, after this heap's slabs are rehomed: a push that lands
+     * on this heap's stack from then on is handed on by its pusher (see {@link #pushPending}). A flag, not a
+     * link to the adopter: a link would chain every adopted heap to the next, and one stale reference to an
+     * old heap (the last-heap cache) would keep them all.
+     */
+    volatile boolean adopted;
 
     final Slab[] current;
     final Slab[] partialHead;
     @SuppressWarnings("unused") // accessed through PENDING_HEAD
     private volatile Slab pendingHead;
-    /** Heaps adopted by this one whose pending stacks it keeps draining. Guarded by the pool lock for writes. */
-    final ArrayList<ThreadHeap> adoptedHeaps = new ArrayList<>();
-    private volatile ThreadHeap[] drainAlso = new ThreadHeap[0];
+    /** Neighbours on {@link ThreadHeaps}' list of heaps not adopted. Guarded by the pool lock. */
+    ThreadHeap prevHeap;
+    /** Written under the pool lock, read without it by the sums over heaps. */
+    volatile ThreadHeap nextHeap;
 
     final long[][] runCache;
     final int[] runCacheCount;
@@ -202,6 +209,14 @@ final class ThreadHeap
      * Any thread: step 4 of the cross-thread protocol (see {@link Slab}); a Treiber push. The slab's link is
      * written before the CAS that publishes it; the owner's exchange in {@link #drainPending()} reads it after.
      * There is no single pop, only take-all, so the stack has no ABA problem.
+     * <p>
+     * Adopted heaps: the pusher read this heap as the slab's owner before an adoption rehomed the slab, so
+     * the push may land after the adopter emptied this stack for the last time. Hence, after its CAS, the
+     * pusher reads {@link #adopted}. The adopter writes {@code adopted} before its take-all
+     * ({@link #handOnPending()}); the pusher's CAS comes before its read of {@code adopted}. All are volatile
+     * accesses, so in their total order either the push precedes the adopter's take-all (the adopter takes
+     * it) or it follows it, and then the pusher's read follows the write of {@code adopted} and sees it: the
+     * pusher takes the stack itself and hands it on. Either way the slab reaches a heap that drains it.
      */
     void pushPending(final Slab slab)
     {
@@ -212,6 +227,27 @@ final class ThreadHeap
             slab.nextPending = head;
         }
         while (!PENDING_HEAD.compareAndSet(this, head, slab));
+        if (adopted)
+        {
+            handOnPending();
+        }
+    }
+
+    /**
+     * Any thread, on an adopted heap: takes this heap's whole pending stack and pushes each slab onto its
+     * present owner (the rehome of every slab of this heap happened before {@link #adopted} was written, and
+     * a slab on a stack keeps {@code pending} = 1, so it is neither released nor reformatted meanwhile). Take-
+     * all is atomic, so concurrent callers take disjoint lists; each owns the links of what it took.
+     */
+    private void handOnPending()
+    {
+        Slab slab = (Slab)PENDING_HEAD.getAndSet(this, null);
+        while (slab != null)
+        {
+            final Slab next = slab.nextPending; // read before the push rewrites the link
+            slab.heap.pushPending(slab); // a heap adopted again forwards again
+            slab = next;
+        }
     }
 
     private void afterFree(final Slab slab)
@@ -255,24 +291,15 @@ final class ThreadHeap
     }
 
     /**
-     * Owner thread: collects every remote free pending on this heap and on the heaps it adopted.
+     * Owner thread: collects every remote free pending on this heap (adopted heaps forward theirs here).
      */
     void drainPending()
     {
-        drain(this);
-        for (final ThreadHeap other : drainAlso)
-        {
-            drain(other);
-        }
-    }
-
-    private void drain(final ThreadHeap stackOwner)
-    {
-        if ((Slab)PENDING_HEAD.getVolatile(stackOwner) == null)
+        if ((Slab)PENDING_HEAD.getVolatile(this) == null)
         {
             return;
         }
-        Slab slab = (Slab)PENDING_HEAD.getAndSet(stackOwner, null);
+        Slab slab = (Slab)PENDING_HEAD.getAndSet(this, null);
         while (slab != null)
         {
             final Slab next = slab.nextPending; // read before clearPending: a new push rewrites the link
@@ -380,13 +407,14 @@ final class ThreadHeap
     /**
      * Under the pool lock, on the adopter: takes over the heap of a thread that died. Its cached runs go back
      * to the pool, its slabs are rehomed here (empty ones released, partly free ones linked as partial), and
-     * this heap keeps draining its pending stack, where a remote free that read the old owner may still push.
+     * then its pending stack forwards here: {@link #adopted} is written after every rehome (so whoever
+     * follows it finds each slab's new owner) and before the take-all of what is pending (the order
+     * {@link #pushPending} relies on). The dead heap is referenced by nothing of the arena afterwards.
      *
      * @param dead a heap whose thread is observed dead (so everything it did happens-before this call).
      */
     void adopt(final ThreadHeap dead)
     {
-        dead.adopted = true;
         dead.thread = thread;
         for (int index = 0; index < dead.runCache.length; index++)
         {
@@ -412,14 +440,8 @@ final class ThreadHeap
         }
         Arrays.fill(dead.current, null);
         Arrays.fill(dead.partialHead, null);
-        drainAlso(dead);
-    }
-
-    private void drainAlso(final ThreadHeap adoptedHeap)
-    {
-        adoptedHeaps.add(adoptedHeap);
-        adoptedHeaps.addAll(adoptedHeap.adoptedHeaps);
-        drainAlso = adoptedHeaps.toArray(new ThreadHeap[0]);
+        dead.adopted = true;
+        dead.handOnPending();
     }
 
     long buffersInUse()

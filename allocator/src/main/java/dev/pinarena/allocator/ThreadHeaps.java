@@ -1,19 +1,25 @@
 package dev.pinarena.allocator;
 
-import java.util.Arrays;
-
 /**
- * Every {@link ThreadHeap} of one arena: the calling thread's heap (a last-heap cache in front of a
- * ThreadLocal), the list of all heaps ever made, the adoption of dead threads' heaps, and the sums over all
- * heaps that statistics and close need.
+ * Every live {@link ThreadHeap} of one arena: the calling thread's heap (a last-heap cache in front of a
+ * ThreadLocal), an intrusive list of the heaps not yet adopted, the adoption of dead threads' heaps, and the
+ * sums over all heaps that statistics and close need.
  * <p>
- * The list and the adoption counters are guarded by the pool's lock (the arena's one lock), because adoption
- * rehomes slabs the pool also walks.
+ * A dead thread costs O(1) and leaves a bounded trace: each new heap (and each heap's slow path, now and then)
+ * looks at the next {@link #DEAD_THREAD_SCAN} heaps of the list from a rotating cursor and adopts the dead
+ * ones; an adopted heap leaves the list, its counters are folded into {@link #retired}, and nothing of the
+ * arena keeps it (its slabs are rehomed, its pending stack forwards, see {@link ThreadHeap#adopt}). With
+ * threads arriving, the cursor laps the list, so a dead heap is found within a lap.
+ * <p>
+ * The list, the cursor, the retired sums and the adoption counter are guarded by the pool's lock (the arena's
+ * one lock), because adoption rehomes slabs the pool also walks; sums over heaps read them without it.
  */
 final class ThreadHeaps
 {
     /** Every how many slow-path pool visits a heap looks for dead threads' heaps to adopt. */
     static final int DEAD_THREAD_CHECK_INTERVAL = 64;
+    /** How many listed heaps one look for dead threads examines (a new thread's and a slow path's). */
+    static final int DEAD_THREAD_SCAN = 4;
     /**
      * After how many slow-path heap lookups a thread claims the last-heap cache: at once would have threads
      * that take turns rewrite the shared field on every operation.
@@ -33,10 +39,16 @@ final class ThreadHeaps
      */
     private ThreadHeap lastHeap;
     /**
-     * Every heap ever made, live or adopted: copied on write (under the pool lock, once per thread), so
-     * sums over all heaps read it without a lock.
+     * First heap of the list of heaps not adopted: written under the pool lock, walked without it by the sums
+     * (volatile, as is each heap's {@code nextHeap}, so a walker sees each heap it reaches fully made).
      */
-    private volatile ThreadHeap[] allHeaps = new ThreadHeap[0];
+    private volatile ThreadHeap first;
+    /** Where the next look for dead threads starts (null: at {@link #first}). Guarded by the pool lock. */
+    private ThreadHeap cursor;
+    /** Heaps on the list: written under the pool lock, read without it. */
+    private volatile int listed;
+    /** The counters of every adopted heap, folded in when it was adopted. Guarded by the pool lock. */
+    private final HeapCounters retired;
     private int heapArrivals;
     /** Written under the pool lock, read without it. */
     private volatile long adoptions;
@@ -47,6 +59,7 @@ final class ThreadHeaps
         this.zeroOnFree = zeroOnFree;
         this.classCount = classCount;
         this.runCacheLimit = runCacheLimit;
+        this.retired = new HeapCounters(classCount);
         this.heaps = ThreadLocal.withInitial(this::newHeap);
     }
 
@@ -80,16 +93,20 @@ final class ThreadHeaps
         final ThreadHeap heap = new ThreadHeap(pool, this, zeroOnFree, classCount, runCacheLimit, Thread.currentThread());
         synchronized (pool)
         {
-            final ThreadHeap[] grown = Arrays.copyOf(allHeaps, allHeaps.length + 1);
-            grown[grown.length - 1] = heap;
-            allHeaps = grown;
+            heap.nextHeap = first;
+            if (first != null)
+            {
+                first.prevHeap = heap;
+            }
+            first = heap;
+            listed++;
+            adoptDeadHeaps(heap, DEAD_THREAD_SCAN); // the new thread takes over what died before it
         }
-        adoptDeadHeaps(heap);
         return heap;
     }
 
     /**
-     * Adopts the heaps of dead threads into the calling thread's heap and collects what is pending on it.
+     * Adopts the heaps of all dead threads into the calling thread's heap and collects what is pending on it.
      *
      * @return how many heaps were adopted.
      */
@@ -97,7 +114,10 @@ final class ThreadHeaps
     {
         final long before = adoptions;
         final ThreadHeap heap = heaps.get(); // a thread's first heap adopts on creation
-        adoptDeadHeaps(heap);
+        synchronized (pool)
+        {
+            adoptDeadHeaps(heap, listed);
+        }
         heap.drainPending();
         return (int)(adoptions - before);
     }
@@ -109,37 +129,70 @@ final class ThreadHeaps
     {
         if (++heapArrivals % DEAD_THREAD_CHECK_INTERVAL == 0)
         {
-            adoptDeadHeaps(heap);
-        }
-    }
-
-    private void adoptDeadHeaps(final ThreadHeap adopter)
-    {
-        synchronized (pool)
-        {
-            int adopted = 0;
-            for (final ThreadHeap heap : allHeaps)
+            synchronized (pool)
             {
-                if (heap == adopter || heap.adopted || heap.thread.isAlive())
-                {
-                    continue;
-                }
-                // isAlive() == false: everything the dead thread did happens-before this point.
-                adopter.adopt(heap);
-                adopted++;
+                adoptDeadHeaps(heap, DEAD_THREAD_SCAN);
             }
-            adoptions += adopted;
         }
     }
 
     /**
-     * Without a lock: buffers handed out and not freed, over every heap (other threads' counters are read
-     * racily; exact when no thread is allocating or freeing).
+     * Under the pool lock: examines up to {@code scan} listed heaps from the cursor and adopts the dead ones.
+     */
+    private int adoptDeadHeaps(final ThreadHeap adopter, final int scan)
+    {
+        int adopted = 0;
+        ThreadHeap heap = cursor != null ? cursor : first;
+        for (int examined = 0; examined < scan && heap != null; examined++)
+        {
+            final ThreadHeap next = heap.nextHeap; // read before unlink clears it
+            if (heap != adopter && !heap.thread.isAlive())
+            {
+                // isAlive() == false: everything the dead thread did happens-before this point.
+                adopter.adopt(heap);
+                unlink(heap);
+                retired.add(heap); // its counters are final now: the adopter counts what it frees of them
+                adopted++;
+            }
+            heap = next != null ? next : first;
+        }
+        cursor = heap;
+        adoptions += adopted;
+        return adopted;
+    }
+
+    private void unlink(final ThreadHeap heap)
+    {
+        if (heap.prevHeap != null)
+        {
+            heap.prevHeap.nextHeap = heap.nextHeap;
+        }
+        else
+        {
+            first = heap.nextHeap;
+        }
+        if (heap.nextHeap != null)
+        {
+            heap.nextHeap.prevHeap = heap.prevHeap;
+        }
+        if (cursor == heap)
+        {
+            cursor = heap.nextHeap;
+        }
+        // nextHeap is kept: a reader walking the list without the lock may stand on this heap and must go on.
+        heap.prevHeap = null;
+        listed--;
+    }
+
+    /**
+     * Without a lock: buffers handed out and not freed, over every heap (other threads' counters, the list
+     * and the retired sums are read racily: an adoption racing with the read may count a heap twice or not
+     * at all; exact when no thread is allocating or freeing, and under the pool lock, as close reads it).
      */
     long buffersInUse()
     {
-        long outstanding = 0;
-        for (final ThreadHeap heap : allHeaps)
+        long outstanding = retired.buffersInUse();
+        for (ThreadHeap heap = first; heap != null; heap = heap.nextHeap)
         {
             outstanding += heap.buffersInUse();
         }
@@ -151,10 +204,12 @@ final class ThreadHeaps
      */
     void sumInto(final HeapCounters sum)
     {
-        for (final ThreadHeap heap : allHeaps)
+        sum.add(retired);
+        for (ThreadHeap heap = first; heap != null; heap = heap.nextHeap)
         {
             sum.add(heap);
         }
+        sum.liveHeaps = listed;
         sum.adoptions = adoptions;
     }
 }
