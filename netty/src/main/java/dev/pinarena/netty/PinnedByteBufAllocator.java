@@ -28,6 +28,13 @@ import java.util.ArrayDeque;
  * No garbage on the hot path: the {@link PinnedByteBuf} objects are recycled (Netty's {@link Recycler}: a
  * pool per thread, a buffer released on another thread goes back to the pool of the thread that took it), and
  * so are the ByteBuffer views Netty holds (per thread, up to {@link #SPARE_VIEWS}).
+ * <p>
+ * Leaks: direct buffers go through Netty's {@code ResourceLeakDetector} as {@code PooledByteBufAllocator}'s
+ * do, so a buffer collected without {@code release()} is reported with where it was allocated (and, at
+ * ADVANCED or PARANOID, where it was last touched). Its arena memory is not freed: the report comes after the
+ * buffer object is collected, but a ByteBuffer from its {@code nioBuffer()}, or an address passed to a NIC,
+ * may still be in use, and freeing under them would be a use-after-free of pinned memory. The block stays
+ * counted in the arena's buffers in use until the arena is closed.
  */
 public final class PinnedByteBufAllocator extends AbstractByteBufAllocator implements ByteBufAllocatorMetricProvider
 {
@@ -81,9 +88,15 @@ public final class PinnedByteBufAllocator extends AbstractByteBufAllocator imple
         return scope;
     }
 
+    /**
+     * A recycled arena buffer, through Netty's leak detection as the pooled allocator's: at the detector's
+     * level ({@code io.netty.leakDetection.level}) a sampled buffer (every buffer at PARANOID) is returned in a
+     * leak-aware wrapper that records where it was allocated and reports it if it is collected unreleased.
+     * A leaked buffer's arena memory stays allocated (see the class comment).
+     */
     protected ByteBuf newDirectBuffer(final int initialCapacity, final int maxCapacity)
     {
-        return buffers.get().reuse(initialCapacity, maxCapacity);
+        return toLeakAwareBuffer(buffers.get().reuse(initialCapacity, maxCapacity));
     }
 
     protected ByteBuf newHeapBuffer(final int initialCapacity, final int maxCapacity)
