@@ -40,6 +40,7 @@
 
 #include <errno.h>
 #include <link.h>
+#include <stddef.h>
 #include <string.h>
 
 /* The libraries that register memory themselves (their own caches keyed by
@@ -53,9 +54,23 @@ static int registers_memory(const char* path) {
   return strstr(path, "/libibverbs.so") != NULL && pa_verbs_loaded_by_program();
 }
 
+/* The loader's count of objects ever loaded when the list was last walked and held no stack. Once a
+   stack is seen reclaim stays off for good (an unload is rare; off is the safe side). Races between
+   threads only repeat a walk. */
+struct walk { int first; unsigned long long adds; };
+static unsigned long long walked_adds;
+static int stack_loaded;
+
 static int stack_seen(struct dl_phdr_info* info, size_t size, void* arg) {
-  (void)size; (void)arg;
-  return info->dlpi_name != NULL && registers_memory(info->dlpi_name);
+  struct walk* w = arg;
+  if (w->first) {                     /* the count read before this walk looks at any object */
+    w->first = 0;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs)) {
+      w->adds = info->dlpi_adds;
+      if (w->adds != 0 && w->adds == __atomic_load_n(&walked_adds, __ATOMIC_RELAXED)) return 1;   /* unchanged */
+    }
+  }
+  return info->dlpi_name != NULL && registers_memory(info->dlpi_name) ? 2 : 0;
 }
 
 /* Reclaim allowed now? dl_iterate_phdr allocates nothing; it is called before
@@ -64,7 +79,13 @@ static int stack_seen(struct dl_phdr_info* info, size_t size, void* arg) {
 static int reclaim_allowed(void) {
   if (pa_opts.reclaim == 0) return 0;
   if (pa_opts.reclaim == 2) return 1;
-  return dl_iterate_phdr(stack_seen, NULL) == 0;
+  if (__atomic_load_n(&stack_loaded, __ATOMIC_RELAXED)) return 0;
+  struct walk w = { 1, 0 };
+  int r = dl_iterate_phdr(stack_seen, &w);
+  if (r == 1) return 1;               /* nothing loaded since a walk that found no stack */
+  if (r == 2) { __atomic_store_n(&stack_loaded, 1, __ATOMIC_RELAXED); return 0; }
+  __atomic_store_n(&walked_adds, w.adds, __ATOMIC_RELAXED);
+  return 1;
 }
 
 /* Free huge chunks' pages above the header, up to `want` bytes. Both locks held. */
