@@ -7,6 +7,7 @@
 #include "pagemap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -344,11 +345,27 @@ static int op_trim(void) {
   return observe_all("after trim");
 }
 
+/* A forked child ends by its own signals, not through the replay program's report of them. */
+static void child_signals_default(void) {
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], SIG_DFL);
+}
+
+/* The parent after a fork. With io_uring the shim suspends its registrations across fork and pins them
+   again in the parent, into the same slots (FORK.md, "io_uring"): the keys stay, but pages the child still
+   shares copy-on-write move to new frames when they are pinned again. Frames are checked across fork only
+   for other registrars; the keys are checked at the next lookup as always. */
+static int after_fork(void) {
+  if (strcmp(pinarena_registrar(), "io_uring") == 0) { nframes = 0; return 0; }
+  return observe_all("in the parent after fork");
+}
+
 static int op_fork(void) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) return fail("contents", "fork: %s", strerror(errno));
   if (pid == 0) {
+    child_signals_default();
     for (int id = 0; id < SLOTS; id++)
       if (slots[id].state == LIVE && verify(id, "in the forked child")) { fprintf(stderr, "%s\n", errbuf); _exit(1); }
     static const size_t sizes[] = {1, 100, 5000, 100000, 3u << 20};
@@ -365,12 +382,40 @@ static int op_fork(void) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return fail("contents", "the forked child ended with %s %d", WIFSIGNALED(st) ? "signal" : "status",
                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-  /* With io_uring the shim suspends its registrations across fork and pins them again in the parent, into
-     the same slots (FORK.md, "io_uring"): the keys stay, but pages the child still shares copy-on-write
-     move to new frames when they are pinned again. Frames are checked across fork only for other
-     registrars; the keys are checked at the next lookup as always. */
-  if (strcmp(pinarena_registrar(), "io_uring") == 0) { nframes = 0; return 0; }
-  return observe_all("in the parent after fork");
+  return after_fork();
+}
+
+/* Rule double free, C's form: the shim catches a double free at the free, at the span's release or when
+   malloc reaches the second copy (README), so it runs in a forked child that then allocates every live
+   block's size twice: an abort is a catch; a live block handed out again is the rule broken. */
+static int op_double_free(int id) {
+  slot_t* s = &slots[id];
+  for (int o = 0; o < SLOTS; o++)
+    if (slots[o].state == LIVE && s->p >= slots[o].p && s->p < slots[o].p + slots[o].usable) return 0;  /* reused */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return fail("double free", "fork: %s", strerror(errno));
+  if (pid == 0) {
+    child_signals_default();
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, 2);                 /* the abort's message is expected */
+    if (s->remote) pinarena_free_remote(s->p); else free(s->p);
+    for (int round = 0; round < 2; round++)
+      for (int o = 0; o < SLOTS; o++) {
+        if (slots[o].state != LIVE) continue;
+        unsigned char* q = malloc(slots[o].size);
+        for (int l = 0; q != NULL && l < SLOTS; l++)
+          if (slots[l].state == LIVE && q < slots[l].p + slots[l].usable && slots[l].p < q + slots[o].size) _exit(3);
+      }
+    _exit(0);
+  }
+  int st;
+  if (waitpid(pid, &st, 0) != pid) return fail("double free", "waitpid: %s", strerror(errno));
+  if ((WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) || (WIFEXITED(st) && WEXITSTATUS(st) == 0)) return after_fork();
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+    return fail("double free", "after a second free of %p a live block was handed out again", (void*)s->p);
+  return fail("double free", "the child freeing %p twice ended with %s %d", (void*)s->p,
+              WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 }
 
 /* ---- parsing ---------------------------------------------------------------------------------- */
@@ -428,7 +473,8 @@ static int step(const char* tok, size_t len, uint64_t index) {
       if (kind == 'z') return op_realloc((int)id, size);
       return kind == 'm' ? op_madvise((int)id) : op_mprotect((int)id);
     case 'd':
-      return 0;                          /* the Java arena's alone: C catches double frees late (README) */
+      if (s->state != FREED) return fail("input", "slot %d was not freed", (int)id);
+      return op_double_free((int)id);
     default:
       return fail("input", "unknown operation '%c'", kind);
   }

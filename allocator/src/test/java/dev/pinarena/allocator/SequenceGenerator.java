@@ -78,6 +78,10 @@ final class SequenceGenerator
         {
             return new ModelOp('p', id, 0, 0, false, false);
         }
+        if (dice < 95)
+        {
+            return new ModelOp('d', id, 0, 0, false, false);
+        }
         if (dice < 99)
         {
             return new ModelOp('t', -1, 0, 0, false, false);
