@@ -12,7 +12,9 @@ import java.util.SplittableRandom;
  * One side's run of the model (the Java arena or the C shim): the corpus first, then generated sequences from
  * a fresh base seed until the time budget is spent; a failure is shrunk and reported with its seed, its
  * sequence and the one command that replays it. Properties: {@code pinarena.model.seconds} (budget, default
- * 30), {@code pinarena.model.seed} (run that seed alone), {@code pinarena.model.sequence} (run that text alone).
+ * 30), {@code pinarena.model.seed} (run that seed alone), {@code pinarena.model.sequence} (run that text alone),
+ * {@code pinarena.model.without} (operation letters left out of generated sequences, e.g. {@code m} on a shim
+ * that predates madvise support).
  */
 final class ModelCampaign
 {
@@ -61,7 +63,7 @@ final class ModelCampaign
         if (seedProperty != null)
         {
             final long seed = Long.parseLong(seedProperty);
-            check("seed " + seed, SequenceGenerator.generate(seed, cSide), seed);
+            check("seed " + seed, generate(seed), seed);
             return;
         }
         final List<List<ModelOp>> corpus = corpus(cSide);
@@ -82,7 +84,7 @@ final class ModelCampaign
             final List<List<ModelOp>> generated = new ArrayList<>();
             for (int i = 0; i < batch; i++)
             {
-                generated.add(SequenceGenerator.generate(base + sequences + i, cSide));
+                generated.add(generate(base + sequences + i));
             }
             final Failure failure = runner.runAll(generated);
             if (failure != null)
@@ -100,6 +102,14 @@ final class ModelCampaign
         }
         System.out.printf("model (%s): %d corpus + %d generated sequences, %d operations, in %.1f s (base seed %d)%n",
             side, corpus.size(), sequences, ops, (System.nanoTime() - start) / 1e9, base);
+    }
+
+    private List<ModelOp> generate(final long seed)
+    {
+        final String without = System.getProperty("pinarena.model.without", "");
+        final List<ModelOp> ops = SequenceGenerator.generate(seed, cSide);
+        ops.removeIf(op -> without.indexOf(op.kind()) >= 0);
+        return RuleModel.normalize(ops, cSide);
     }
 
     /** Runs one sequence alone; on failure shrinks it and fails with the replay command. */

@@ -25,7 +25,8 @@ class ShimModelTest
     @Test
     void generatedSequencesKeepEveryRuleOnTheShim() throws IOException
     {
-        final Path replay = Path.of(nativeDir(), "pinarena-model-replay");
+        // pinarena.model.replay: another build of the driver (an older shim's, to see what the model finds there)
+        final Path replay = Path.of(System.getProperty("pinarena.model.replay", nativeDir() + "/pinarena-model-replay"));
         if (!Files.isExecutable(replay))
         {
             throw new IllegalStateException(replay + " is missing: build bindings-c first (mvn -pl allocator -am)");
