@@ -186,19 +186,19 @@ class RandomizedModelTest
         return (4L << 20) + 1 + random.nextInt(4 << 20); // dedicated chunk
     }
 
-    /** Small buffers are filled; larger ones get their head, tail and a stride of samples. */
+    /** Small buffers are filled; larger ones get their head, tail and a stride of samples (as the rule model). */
     private static void write(final UnsafeBuffer view, final Live live)
     {
         view.wrap(live.address, (int)live.size);
-        forEachCheckedOffset(live.size, offset -> view.putByte(offset, pattern(live, offset)));
+        RuleModel.forEachCheckedOffset(live.size, offset -> view.putByte((int)offset, pattern(live, (int)offset)));
     }
 
     private static void verifyAndForget(final UnsafeBuffer view, final Live live, final ConcurrentSkipListMap<Long, Long> liveRanges)
     {
         view.wrap(live.address, (int)live.size);
-        forEachCheckedOffset(live.size, offset ->
+        RuleModel.forEachCheckedOffset(live.size, offset ->
         {
-            if (view.getByte(offset) != pattern(live, offset))
+            if (view.getByte((int)offset) != pattern(live, (int)offset))
             {
                 throw new AssertionError("buffer 0x" + Long.toHexString(live.address) + "+" + live.size +
                     " corrupted at offset " + offset);
@@ -210,32 +210,5 @@ class RandomizedModelTest
     private static byte pattern(final Live live, final int offset)
     {
         return (byte)((live.seed + offset * GOLDEN) >>> 56);
-    }
-
-    private interface OffsetAction
-    {
-        void at(int offset);
-    }
-
-    private static void forEachCheckedOffset(final long size, final OffsetAction action)
-    {
-        if (size <= 512)
-        {
-            for (int i = 0; i < size; i++)
-            {
-                action.at(i);
-            }
-            return;
-        }
-        for (int i = 0; i < 64; i++)
-        {
-            action.at(i);
-            action.at((int)size - 1 - i);
-        }
-        final int stride = (int)Math.max(64, size / 64);
-        for (int i = 64; i < size - 64; i += stride)
-        {
-            action.at(i);
-        }
     }
 }
