@@ -347,7 +347,12 @@ static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_sp
   for (pa_block_t* f = s->free; f != NULL; f = pa_link_next(s, f)) {
     if (++n <= carved) continue;
     pa_block_t *slow = s->free, *fast = s->free;            /* Floyd: meet in the cycle */
-    do { slow = pa_link_next(s, slow); fast = pa_link_next(s, pa_link_next(s, fast)); } while (slow != fast);
+    do {
+      slow = pa_link_next(s, slow);
+      fast = pa_link_next(s, fast);
+      if (fast != NULL) fast = pa_link_next(s, fast);
+    } while (fast != NULL && slow != fast);
+    if (fast == NULL) break;          /* more blocks than carved but no cycle: the list ends; name `fallback` */
     for (slow = s->free; slow != fast; slow = pa_link_next(s, slow), fast = pa_link_next(s, fast)) {}
     double_free(slow);
   }
