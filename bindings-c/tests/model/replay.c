@@ -487,6 +487,13 @@ int pa_model_replay(const char* line, char* err, size_t errlen) {
   if (pagemap_fd < 0) {
     pagemap_fd = pa_pagemap_open();
     if (pagemap_fd < 0) { snprintf(err, errlen, "cannot open /proc/self/pagemap: %s", strerror(-pagemap_fd)); return -1; }
+    uint64_t pfn;
+    if (pa_pagemap_pfn(pagemap_fd, &pfn, &pfn) == -EPERM) {
+      snprintf(err, errlen, "/proc/self/pagemap hides frame numbers: the frames rule needs root (CAP_SYS_ADMIN)");
+      close(pagemap_fd);
+      pagemap_fd = -1;
+      return -1;
+    }
     pinarena_set_release_callback(on_release, NULL);
   }
   memset(slots, 0, sizeof slots);
