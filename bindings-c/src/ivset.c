@@ -24,7 +24,7 @@ typedef struct sink_s {
 
 static sink_t sinks[PA_IV_SINKS];
 static _Atomic uint64_t holders;
-static _Atomic(pa_iv_tap_fn) tap;
+static _Atomic(pa_iv_tap_fn) taps[PA_IV_TAPS];
 
 #define RLX memory_order_relaxed
 #define SC  memory_order_seq_cst
@@ -109,8 +109,10 @@ static void post_one(sink_t* s, uint64_t p0, uint64_t p1) {
 
 void pa_iv_post(uintptr_t start, uintptr_t end) {
   if (end <= start) return;
-  pa_iv_tap_fn t = atomic_load(&tap);
-  if (t != NULL) t(start, end);
+  for (int i = 0; i < PA_IV_TAPS; i++) {
+    pa_iv_tap_fn t = atomic_load(&taps[i]);
+    if (t != NULL) t(start, end);
+  }
   uint64_t p0 = (uint64_t)start >> PAGE_SHIFT;
   uint64_t p1 = ((uint64_t)end + ((1u << PAGE_SHIFT) - 1)) >> PAGE_SHIFT;
   for (int i = 0; i < PA_IV_SINKS; i++) {
@@ -121,7 +123,15 @@ void pa_iv_post(uintptr_t start, uintptr_t end) {
   }
 }
 
-void pa_iv_set_tap(pa_iv_tap_fn fn) { atomic_store(&tap, fn); }
+int pa_iv_add_tap(pa_iv_tap_fn fn) {
+  for (int i = 0; i < PA_IV_TAPS; i++) {
+    pa_iv_tap_fn t = atomic_load(&taps[i]);
+    if (t == fn) return 0;
+    if (t == NULL && atomic_compare_exchange_strong(&taps[i], &t, fn)) return 0;
+    if (t == fn) return 0;
+  }
+  return -ENOSPC;
+}
 
 void pa_iv_hold(void) {
   atomic_fetch_add(&holders, 1);

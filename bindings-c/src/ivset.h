@@ -76,13 +76,17 @@ PA_EXPORT int  pa_iv_drain(int sink, pa_iv_range_t* out, int max);
  * Call it under the same lock as pa_iv_drain, after the last drain call. */
 PA_EXPORT void pa_iv_drain_done(int sink);
 
-/* One synchronous listener besides the sinks: pa_iv_post calls it with every
+/* Synchronous listeners besides the sinks: pa_iv_post calls each with every
  * range, before the sinks see it, from whatever thread posts (a memory hook,
  * the shim's own unmap, the userfaultfd monitor). For a consumer that must
  * hear of an unmap while it happens, not at its next drain: a stack's own
- * registration cache (src/shim/stack_events.c). NULL removes it. */
+ * registration cache (src/shim/stack_events.c for UCX, stack_ofi.c for
+ * libfabric; both may live in one MPI process). A tap stays for the process's
+ * life. Returns 0 (also when fn is already a tap), -ENOSPC when PA_IV_TAPS
+ * are taken. */
+#define PA_IV_TAPS 4
 typedef void (*pa_iv_tap_fn)(uintptr_t start, uintptr_t end);
-PA_EXPORT void pa_iv_set_tap(pa_iv_tap_fn fn);
+PA_EXPORT int pa_iv_add_tap(pa_iv_tap_fn fn);
 
 /* For a poster that learns of ranges asynchronously (the userfaultfd
  * monitor): hold() before reading events marks every sink pending and makes

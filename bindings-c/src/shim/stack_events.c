@@ -60,7 +60,7 @@ static void ucm_bind(void) {
   } else if (!off && external != NULL && ucm_real_vm_munmap != NULL) {
     external(UCM_EVENT_VM_UNMAPPED);
     atomic_store(&ucm_forwarded, 0);
-    pa_iv_set_tap(ucm_tap);
+    pa_iv_add_tap(ucm_tap);
   }
 }
 

@@ -8,6 +8,10 @@
 #include "child.h"
 
 #include <dlfcn.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -72,4 +76,57 @@ TEST(stack_events_ucm_unmaps_come_from_the_shim) {
   CHECK(syscall(SYS_munmap, p, LEN) == 0, "raw munmap");
   CHECK(hits == before, "a raw munmap was reported (hits %zu -> %zu)", before, hits);
   NOTE("ucm_vm_munmap calls: %ld, hits %zu, other ranges %zu", forwarded(), hits, others);
+}
+
+/* libfabric (Debian's libfabric1): the shim's fi_fabric imports its memory monitor into libfabric once a
+ * fabric is open, and every munmap the shim sees is reported to libfabric's notify. The provider is tcp
+ * (the host has no RDMA device); the monitor is process-wide, whatever provider caches. */
+typedef int (*getinfo_fn)(uint32_t, const char*, const char*, uint64_t, const struct fi_info*, struct fi_info**);
+typedef int (*open_fn)(uint32_t, const char*, void*, size_t, uint64_t, struct fid**, void*);
+
+static int other_start(struct fid_mem_monitor* m) { (void)m; return 0; }
+static void other_stop(struct fid_mem_monitor* m) { (void)m; }
+static int other_subscribe(struct fid_mem_monitor* m, const void* a, size_t l) { (void)m; (void)a; (void)l; return 0; }
+static void other_unsubscribe(struct fid_mem_monitor* m, const void* a, size_t l) { (void)m; (void)a; (void)l; }
+static bool other_valid(struct fid_mem_monitor* m, const void* a, size_t l) { (void)m; (void)a; (void)l; return true; }
+
+TEST(stack_events_ofi_unmaps_come_from_the_shim) {
+  void* fab = dlopen("libfabric.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (fab == NULL) SKIP("no libfabric.so.1 (libfabric1): %s", dlerror());
+  setenv("FI_PROVIDER", "tcp", 1);           /* before libfabric initialises (its first fi_getinfo) */
+  setenv("FI_MR_CACHE_MONITOR", "disabled", 1);
+  void* fabric_fn = dlsym(RTLD_DEFAULT, "fi_fabric");
+  CHECK(fabric_fn != NULL && in_lib(fabric_fn, "libpinarena.so"),
+        "fi_fabric resolves outside libpinarena.so: libfabric would keep its own memory monitor");
+  long (*forwarded)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ofi");
+  CHECK(forwarded != NULL && forwarded() == -1, "fed before a fabric was opened");
+
+  getinfo_fn getinfo = (getinfo_fn)dlvsym(fab, "fi_getinfo", "FABRIC_1.3");
+  struct fi_info* info = NULL;
+  CHECK(getinfo != NULL && getinfo(FI_VERSION(1, 13), NULL, NULL, 0, NULL, &info) == 0 && info != NULL,
+        "fi_getinfo found no tcp provider");
+  struct fid_fabric* fabric = NULL;
+  int rc = ((int (*)(struct fi_fabric_attr*, struct fid_fabric**, void*))fabric_fn)(info->fabric_attr, &fabric, NULL);
+  CHECK(rc == 0, "fi_fabric: %d", rc);
+  CHECK(forwarded() == 0, "the shim did not hand libfabric its monitor (forwarded %ld)", forwarded());
+
+  /* libfabric holds the shim's monitor: it refuses a second one */
+  struct fi_ops_mem_monitor ops = {sizeof ops, other_start, other_stop, other_subscribe, other_unsubscribe,
+                                   other_valid};
+  struct fid_mem_monitor other = {.fid = {.fclass = FI_CLASS_MEM_MONITOR}, .export_ops = &ops};
+  struct fid* door = NULL;
+  CHECK(((open_fn)dlvsym(fab, "fi_open", "FABRIC_1.5"))(FI_VERSION(1, 13), "mr_cache", NULL, 0, 0, &door, NULL) == 0,
+        "fi_open(mr_cache)");
+  rc = fi_import_fid(door, &other.fid, 0);
+  fi_close(door);
+  CHECK(rc == -FI_EBUSY, "libfabric took a second monitor (%d): it does not hold the shim's", rc);
+
+  char* p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(p != MAP_FAILED, "mmap");
+  long before = forwarded();
+  CHECK(munmap(p, LEN) == 0, "munmap");
+  CHECK(forwarded() > before, "munmap of %p was not reported to libfabric (%ld -> %ld)", (void*)p, before, forwarded());
+  NOTE("ranges reported to libfabric: %ld", forwarded());
+  fi_close(&fabric->fid);
+  ((void (*)(struct fi_info*))dlvsym(fab, "fi_freeinfo", "FABRIC_1.3"))(info);
 }
