@@ -3,8 +3,9 @@
 # Included by the Makefile; programs land in $(BUILD)/mpi.
 #   make mpi            build them (part of `all`: they keep compiling)
 #   make mpi-vm-test    boot the guest once and run tests/mpi/run.sh there (asserts every outcome);
-#                       MPI_PART=seed|keys|savings runs one part only
-#   make mpi-two-guests-test   the seed (pml cm/ofi) with one rank in each of two guests (not in mvn verify)
+#                       (then, for MPI_PART=all, two guests: each stack's fed seed between two kernels);
+#                       MPI_PART=seed|keys|savings|stacks|stacks-ucx|stacks-ofi|two-kernels runs one part only
+#   make mpi-two-guests-test   the seed with the MPI's own hooks (pml cm/ofi), one rank in each of two guests
 MPI_DIR   := $(BUILD)/mpi
 MPICC     ?= mpicc
 MPI_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Itests/mpi -Iinclude -Isrc
@@ -28,13 +29,21 @@ $(MPI_REGCOUNT): tests/mpi/regcount.c tests/mpi/regcount.h tests/mpi/mpi.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(MPI_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
-# One guest boot for every MPI scenario (tests/mpi/README.md); results in $(MPI_DIR)/results.
+# One guest boot for every MPI scenario (tests/mpi/README.md); results in $(MPI_DIR)/results. Then (MPI_PART
+# all or two-kernels) two guests, one rank each (../testbed/two-guests): the seed on heap memory with each stack
+# fed by the shim, between two kernels.
 mpi-vm-test: mpi $(SHIM)
-	../testbed/softroce --mttcg --rw $(abspath $(MPI_DIR)/results) --env PINARENA_MPI_ITERATIONS=10 -- \
-	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results) $(MPI_PART)
+	@if [ "$(MPI_PART)" != two-kernels ]; then \
+	  ../testbed/softroce --mttcg --rw $(abspath $(MPI_DIR)/results) --env PINARENA_MPI_ITERATIONS=10 -- \
+	    tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results) $(MPI_PART); \
+	fi
+	@if [ "$(MPI_PART)" = all ] || [ "$(MPI_PART)" = two-kernels ]; then \
+	  ../testbed/two-guests --rw $(abspath $(MPI_DIR)/results-two-kernels) -- \
+	    tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results-two-kernels) two-kernels; \
+	fi
 
 # The seed over pml cm/ofi with one rank in each of two guests on one link (../testbed/two-guests): RDMA
-# between two kernels. Not part of `mvn verify` (about 60 s for both guests; see tests/mpi/README.md).
+# between two kernels, glibc and the shim with the MPI's hooks (about 60 s for both guests).
 mpi-two-guests-test: mpi $(SHIM)
 	../testbed/two-guests --rw $(abspath $(MPI_DIR)/results-two-guests) -- \
 	  tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results-two-guests) seed-ofi
