@@ -18,6 +18,7 @@
  *   fixed     mmap; the second buffer is mmap(MAP_FIXED) over the first: new zero pages in place.
  *   dontneed  mmap; madvise(MADV_DONTNEED) on it: the next touch faults in new zero pages.
  *   shmdt     System V shared memory: shmat, shmdt, and a new segment attached at the same address.
+ *   fork      mmap; the rank forks a child that exits at once; the second buffer is the same memory.
  *
  * One line per message on rank 0's stdout, read by tests/mpi/run.sh:
  *   seed mode=M size=N send=K letter=A addr_reused=1 bad=0 sent_pkts=P regs=R deregs=D addr=X
@@ -42,6 +43,7 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "regcount.h"
@@ -50,8 +52,9 @@
 
 enum { TAG_DATA = 1, TAG_RESULT = 2 };
 
-enum { MODE_MALLOC, MODE_MUNMAP, MODE_RAWUNMAP, MODE_MREMAP, MODE_FIXED, MODE_DONTNEED, MODE_SHMDT };
-static const char* const mode_names[] = {"malloc", "munmap", "rawunmap", "mremap", "fixed", "dontneed", "shmdt"};
+enum { MODE_MALLOC, MODE_MUNMAP, MODE_RAWUNMAP, MODE_MREMAP, MODE_FIXED, MODE_DONTNEED, MODE_SHMDT, MODE_FORK };
+static const char* const mode_names[] = {"malloc", "munmap", "rawunmap", "mremap", "fixed", "dontneed", "shmdt",
+                                         "fork"};
 
 static void* fresh_map(size_t size, void* want, int flags) {
   void* p = mmap(want, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
@@ -65,6 +68,17 @@ static void* shm_attach(size_t size, void* want) {
   void* p = shmat(id, want, 0);
   shmctl(id, IPC_RMID, NULL);
   return p == (void*)-1 ? NULL : p;
+}
+
+/* The rank forks a child that leaves at once; the parent keeps its memory (and its registrations): the
+ * pages it writes next must be the ones the stack registered. (A kernel that shares pinned pages
+ * copy-on-write would give the parent new frames at its next write; one that copies pinned pages for the
+ * child at fork, as the guest's 6.1 does, keeps them.) */
+static void fork_child(void) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  else perror("fork");
 }
 
 /* The first buffer (want NULL) or the second, at want, where the first was. */
@@ -83,6 +97,7 @@ static void* get_buffer(int mode, size_t size, void* want) {
     case MODE_DONTNEED:
       if (!want) return fresh_map(size, NULL, 0);
       return madvise(want, size, MADV_DONTNEED) == 0 ? want : NULL;
+    case MODE_FORK: return want ? want : fresh_map(size, NULL, 0);
     default: return fresh_map(size, want, want ? MAP_FIXED_NOREPLACE : 0);
   }
 }
@@ -95,6 +110,10 @@ static void put_buffer(int mode, void* p, size_t size, int last) {
     /* Not munmap(): the MPI's hooks patch that symbol. The raw system call goes around every hook. */
     case MODE_RAWUNMAP: syscall(SYS_munmap, p, size); return;
     case MODE_MUNMAP: munmap(p, size); return;
+    case MODE_FORK:
+      if (!last) fork_child();
+      else munmap(p, size);
+      return;
     default: if (last) munmap(p, size); return;
   }
 }
@@ -155,7 +174,7 @@ int main(int argc, char** argv) {
   if (ranks != 2 || argc < 3 || nmodes <= 0) {
     if (rank == 0)
       fprintf(stderr, "usage: mpirun -np 2 %s MODE[,MODE...] SIZE... "
-              "(MODE: malloc munmap rawunmap mremap fixed dontneed shmdt)\n", argv[0]);
+              "(MODE: malloc munmap rawunmap mremap fixed dontneed shmdt fork)\n", argv[0]);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   printf("rank=%d pid=%d\n", rank, (int)getpid());
