@@ -32,7 +32,7 @@ static inline void post(uintptr_t a, size_t len) {
 /* Local name for the munmap hook: pa_memhooks_interposing compares against
    it (a plain &munmap would go through the GOT to the global winner). */
 static int hook_munmap(void* addr, size_t len) {
-  if (pa_prog_unmaps) pa_prog_unmaps("munmap(): would unmap memory of malloc at", addr, len);
+  if (pa_prog_unmaps) pa_prog_unmaps("munmap(): would unmap", addr, len);
   post((uintptr_t)addr, len);
   long r = syscall(SYS_munmap, addr, len);
   if (r == 0) post((uintptr_t)addr, len);
@@ -42,7 +42,7 @@ PUBLIC int munmap(void* addr, size_t len) __attribute__((alias("hook_munmap")));
 
 static void* do_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   int fixed = (flags & MAP_FIXED) != 0;     /* MAP_FIXED_NOREPLACE alone never replaces */
-  if (fixed && pa_prog_unmaps) pa_prog_unmaps("mmap(): MAP_FIXED would replace memory of malloc at", addr, len);
+  if (fixed && pa_prog_unmaps) pa_prog_unmaps("mmap(): MAP_FIXED would replace", addr, len);
   if (fixed) post((uintptr_t)addr, len);
   long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
   if (fixed && r != -1) post((uintptr_t)r, len);
@@ -67,10 +67,10 @@ PUBLIC void* mremap(void* old, size_t old_len, size_t new_len, int flags, ...) {
     va_start(ap, flags);
     want = va_arg(ap, void*);
     va_end(ap);
-    if (pa_prog_unmaps) pa_prog_unmaps("mremap(): MREMAP_FIXED would replace memory of malloc at", want, new_len);
+    if (pa_prog_unmaps) pa_prog_unmaps("mremap(): MREMAP_FIXED would replace", want, new_len);
     post((uintptr_t)want, new_len);
   }
-  if (pa_prog_unmaps) pa_prog_unmaps("mremap(): would move memory of malloc at", old, old_len ? old_len : new_len);
+  if (pa_prog_unmaps) pa_prog_unmaps("mremap(): would move", old, old_len ? old_len : new_len);
   post((uintptr_t)old, old_len);
   long r = syscall(SYS_mremap, old, old_len, new_len, flags, want);
   if (r != -1) {

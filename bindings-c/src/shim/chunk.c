@@ -418,7 +418,14 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   size_t cap = (size_t)1 << c->shift;
   pa_register_notify_release(c);           /* the old range leaves: caches drop it */
   pa_register_release(c);
-  if (pa_os_move_pages(obj, len, d->huge_obj) != 0) { pa_huge_release(d); return NULL; }
+  int relock = pa_prog_unlock_for_move(obj, len);
+  if (pa_os_move_pages(obj, len, d->huge_obj) != 0) {
+    if (relock) pa_prog_relock(obj, len);
+    pa_huge_release(d);
+    return NULL;
+  }
+  pa_prog_moved(obj, d->huge_obj, len);   /* what the program set on the pages went with them */
+  if (relock) pa_prog_relock(d->huge_obj, len);
   if (pa_opts.reg_eager) pa_register_cover(d, pa_huge_extent(d));   /* only now: d's pages are the moved ones */
   pthread_mutex_lock(&pa_chunk_lock);
   for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)

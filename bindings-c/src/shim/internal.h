@@ -490,6 +490,7 @@ struct pinarena_region;
 PA_HIDDEN int   pa_remote_lookup(const void* p, size_t len, struct pinarena_region* out);
 PA_HIDDEN size_t pa_remote_trim(void);                 /* pinarena_trim: free remote chunks to the OS */
 PA_HIDDEN size_t pa_remote_reclaim(size_t want);      /* reclaim.c: free unregistered remote chunks to the OS */
+PA_HIDDEN int   pa_remote_owns(uintptr_t a);          /* a lies in a remote chunk; no lock, any context */
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);

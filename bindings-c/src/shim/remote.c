@@ -24,10 +24,13 @@
  *
  * One lock (remote_lock) serialises everything here, lookups of remote
  * buffers included: remote allocation is a set-up path, not a per-message
- * one. The window QP is used under this lock only. */
+ * one. The window QP is used under this lock only. The one exception is
+ * pa_remote_owns (the program's madvise & co. ask it), which takes no lock:
+ * see "owned" below. */
 #define _GNU_SOURCE
 #include "internal.h"
 #include "../nocancel.h"
+#include "program.h"
 #include "remote.h"
 #include "../raw_map.h"
 #include "../../include/pinarena.h"
@@ -70,6 +73,52 @@ static pa_rv_t rv;
 static pa_wpool_t* wpool;
 static rchunk_t* chunks;
 static pid_t owner;                       /* the process whose verbs objects these are */
+
+/* Which 2 MiB granules of the address space remote chunks cover, one bit
+ * each (2^26 bits: 8 MiB of NORESERVE address space, mapped at the first
+ * remote chunk and never unmapped). The program's madvise, mprotect, mlock,
+ * munmap, mremap and mmap(MAP_FIXED) ask it through pa_remote_owns from any
+ * context: a signal handler, a thread that holds remote_lock (the verbs
+ * library's own madvise inside ibv_reg_mr), a forked child whose copy of
+ * remote_lock was taken by a thread that is not there. So it takes no lock:
+ * one acquire load of the map, one of the byte.
+ * Ordering. A chunk's bits are set (release) after it is mapped and
+ * registered and before any buffer of it is handed out: the program only
+ * learns an address from pinarena_alloc_remote, which returns after the
+ * store, so any thread that holds the address (through the program's own
+ * synchronisation) sees the bits; madvise made by the verbs library while
+ * it registers the chunk is not mistaken for the program's. The bits are
+ * cleared (under remote_lock) before the chunk is unmapped: a query racing
+ * with that concerns a chunk with no live buffer, memory the program no
+ * longer holds. A forked child inherits the map with the chunks. */
+#define OWN_BITS (((size_t)1 << PA_ADDR_BITS) >> PA_TABLE_SHIFT)
+static _Atomic(_Atomic(uint8_t)*) owned;
+
+/* Set or clear the bits of [base, base + size) (remote_lock held). 0, or
+ * -1 when the map cannot be had (the chunk is not used then). */
+static int own(const char* base, size_t size, int set) {
+  _Atomic(uint8_t)* m = atomic_load_explicit(&owned, memory_order_relaxed);
+  if (m == NULL) {
+    if (!set) return 0;
+    m = (_Atomic(uint8_t)*)syscall(SYS_mmap, NULL, OWN_BITS / 8, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == (_Atomic(uint8_t)*)MAP_FAILED) return -1;
+    atomic_store_explicit(&owned, m, memory_order_release);
+  }
+  for (uintptr_t g = (uintptr_t)base >> PA_TABLE_SHIFT; g < ((uintptr_t)base + size) >> PA_TABLE_SHIFT; g++) {
+    uint8_t bit = (uint8_t)(1u << (g & 7));
+    if (set) atomic_fetch_or_explicit(&m[g >> 3], bit, memory_order_release);
+    else atomic_fetch_and_explicit(&m[g >> 3], (uint8_t)~bit, memory_order_release);
+  }
+  return 0;
+}
+
+PA_HIDDEN int pa_remote_owns(uintptr_t a) {
+  _Atomic(uint8_t)* m = atomic_load_explicit(&owned, memory_order_acquire);
+  if (m == NULL || (a >> PA_ADDR_BITS) != 0) return 0;
+  uintptr_t g = a >> PA_TABLE_SHIFT;
+  return (atomic_load_explicit(&m[g >> 3], memory_order_acquire) >> (g & 7)) & 1;
+}
 
 /* In a forked child the registrations, windows and QP are the parent's:
  * forget them (never touch them), and serve remote memory without keys. */
@@ -168,14 +217,13 @@ static rchunk_t* chunk_new(size_t size) {
   int access = 0;
   if (mode == PA_RKEYS_WINDOW || mode == PA_RKEYS_WINDOW2) access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
   else if (mode == PA_RKEYS_CHUNK) access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-  if (access != 0) {
-    c->mr = rv.reg_mr(rpd, c->base, size, access);
-    if (c->mr == NULL) {
-      pa_os_unmap_chunk(&c->os);           /* never registered */
-      pa_raw_unmap(m, meta);
-      errno = ENOMEM;
-      return NULL;
-    }
+  if (access != 0) c->mr = rv.reg_mr(rpd, c->base, size, access);
+  if ((access != 0 && c->mr == NULL) || own(c->base, size, 1) != 0) {
+    if (c->mr != NULL) rv.dereg_mr(c->mr);
+    pa_os_unmap_chunk(&c->os);             /* not registered (any more) */
+    pa_raw_unmap(m, meta);
+    errno = ENOMEM;
+    return NULL;
   }
   c->next = chunks;
   __atomic_store_n(&chunks, c, __ATOMIC_RELEASE);   /* lookup's unlocked "any at all?" test */
@@ -305,6 +353,10 @@ PA_EXPORT int pinarena_free_remote(void* p) {
     pa_nc_unlock(&remote_lock, nc);
     return rc;
   }
+  /* what the program set on the buffer's pages goes (a page it shares with
+     another buffer too: attributes are per page), then its bytes */
+  uintptr_t pg = (uintptr_t)p & ~(PA_PAGE - 1);
+  pa_prog_released((void*)pg, (uintptr_t)p + (n << RG_SHIFT) - pg);
   memset(p, 0, n << RG_SHIFT);              /* nothing of the old owner reaches the next one */
   b->size = 0;
   mark(c, g, n, 0);
@@ -326,6 +378,7 @@ static size_t release_free(size_t want, int dereg) {
     c->mr = NULL;
     *pp = c->next;
     got += c->size;
+    own(c->base, c->size, 0);                /* before the unmap: see "owned" */
     int saved = errno;
     pa_os_unmap_chunk(&c->os);               /* not registered (any more) */
     pa_raw_unmap((char*)c, meta_size(c->ngran));

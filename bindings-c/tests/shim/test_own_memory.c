@@ -230,3 +230,106 @@ static void dontneed_readonly(void* arg) {
   free(p);
 }
 TEST(shim_own_madvise_dontneed_over_readonly_page) { child_ok(dontneed_readonly, "DONTNEED over a read-only page"); }
+
+/* ---- DONTNEED and FREE over pages the program locked: the kernel's answer -- */
+
+/* Pages 4..7 of an 8-page range locked, then DONTNEED, FREE and
+ * DONTNEED_LOCKED over all of it: the return, errno and which pages read
+ * as zero after each, in one word per call. */
+typedef struct { int ret, err; uint32_t zero_pages; } locked_answer_t;
+
+static uint32_t zero_pages(const char* p) {
+  uint32_t z = 0;
+  for (int i = 0; i < 8; i++) if (tu_count(p + i * 4096, 4096, 0) == 4096) z |= 1u << i;
+  return z;
+}
+
+static void advise_locked(char* p, int advice, locked_answer_t* out) {
+  memset(p, 'O', 8 * 4096);
+  errno = 0;
+  out->ret = madvise(p, 8 * 4096, advice);
+  out->err = errno;
+  out->zero_pages = zero_pages(p);
+}
+
+TEST(shim_own_madvise_over_mlocked_pages_as_the_kernel) {
+  if (!strcmp(pinarena_registrar(), "mlock")) SKIP("the mlock registrar locks the heap itself: its lock hides the program's");
+  static const int advice[3] = { MADV_DONTNEED, MADV_FREE, MADV_DONTNEED_LOCKED };
+  static const char* name[3] = { "DONTNEED", "FREE", "DONTNEED_LOCKED" };
+  /* the kernel's answer, on a private anonymous mapping (what glibc's memory is) */
+  char* k = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(k != MAP_FAILED, "mmap");
+  char* p = aligned_alloc(4096, MiB);
+  CHECK(p != NULL, "aligned_alloc");
+  CHECK(mlock(k + 4 * 4096, 4 * 4096) == 0 && mlock(p + 4 * 4096, 4 * 4096) == 0, "mlock: %s", strerror(errno));
+  for (int i = 0; i < 3; i++) {
+    locked_answer_t want, got;
+    advise_locked(k, advice[i], &want);
+    advise_locked(p, advice[i], &got);
+    NOTE("%s: kernel %d (%s) zero pages 0x%02x; shim %d (%s) zero pages 0x%02x", name[i], want.ret,
+         strerror(want.err), want.zero_pages, got.ret, strerror(got.err), got.zero_pages);
+    CHECK(got.ret == want.ret && (want.ret == 0 || got.err == want.err) && got.zero_pages == want.zero_pages,
+          "madvise(%s) over malloc'd memory with pages 4-7 locked: %d (%s), zero pages 0x%02x; the kernel on private "
+          "anonymous memory: %d (%s), zero pages 0x%02x", name[i], got.ret, strerror(got.err), got.zero_pages,
+          want.ret, strerror(want.err), want.zero_pages);
+  }
+  munlock(p, MiB);
+  free(p);
+}
+
+/* ---- a huge object moved by realloc takes its attributes' reset along ---- */
+
+#define HUGE_OLD (8 * MiB)
+#define HUGE_NEW (257 * MiB)            /* past the room of the old object's chunk (16 times its size: chunk.c) */
+
+/* A huge object changed by `change`, grown by realloc past its chunk: its
+ * pages move (same frames at the new address, checked), with what the
+ * program set on them. */
+static char* moved_huge(int (*change)(char*, size_t)) {
+  char* p = malloc(HUGE_OLD);
+  CHILD_CHECK(p != NULL && ((uintptr_t)p & 4095) == 0, "malloc(8 MiB): %p", (void*)p);
+  memset(p, 1, HUGE_OLD);
+  CHILD_CHECK(change(p, HUGE_OLD) == 0, "changing the object's pages: %s", strerror(errno));
+  uint64_t f0, f1;
+  tu_pfns(p, 1, &f0);
+  char* q = realloc(p, HUGE_NEW);
+  CHILD_CHECK(q != NULL && q != p, "realloc to 257 MiB did not move the object (%p -> %p)", (void*)p, (void*)q);
+  tu_pfns(q, 1, &f1);
+  CHILD_CHECK(f0 == f1, "realloc copied the object (frame 0x%llx -> 0x%llx): its pages did not move",
+              (unsigned long long)f0, (unsigned long long)f1);
+  return q;
+}
+
+static int set_dontfork(char* p, size_t n) { return madvise(p, n, MADV_DONTFORK); }
+static int set_mlock(char* p, size_t n) { return mlock(p, n); }
+
+static void moved_dontfork(void* arg) {
+  (void)arg;
+  char* q = moved_huge(set_dontfork);
+  free(q);
+  char* r = malloc(HUGE_NEW);
+  CHILD_CHECK(r == q, "malloc(257 MiB) after free did not reuse the moved object's chunk (%p, was %p)", (void*)r, (void*)q);
+  fork_reads(r, 'M');
+}
+TEST(shim_attr_moved_huge_dontfork_reset_on_free) {
+  child_ok(moved_dontfork, "MADV_DONTFORK, realloc moved the object, freed, reused, fork");
+}
+
+static void moved_mlock(void* arg) {
+  (void)arg;
+  uint64_t base = tu_status_kb("VmLck");
+  char* q = moved_huge(set_mlock);
+  uint64_t locked = tu_status_kb("VmLck");
+  free(q);
+  uint64_t after = tu_status_kb("VmLck");
+  fprintf(stderr, "VmLck %llu kB, moved and locked %llu kB, after free %llu kB\n", (unsigned long long)base,
+          (unsigned long long)locked, (unsigned long long)after);
+  CHILD_CHECK(locked == base + HUGE_OLD / 1024, "after the move VmLck is %llu kB, want %llu: the lock is lost or counted "
+              "twice", (unsigned long long)locked, (unsigned long long)(base + HUGE_OLD / 1024));
+  CHILD_CHECK(after == base, "VmLck after free of the moved object %llu kB, before it %llu kB: it stays locked",
+              (unsigned long long)after, (unsigned long long)base);
+}
+TEST(shim_attr_moved_huge_mlock_reset_on_free) {
+  if (!strcmp(pinarena_registrar(), "mlock")) SKIP("the mlock registrar locks the heap itself: VmLck is its own");
+  child_ok(moved_mlock, "mlock, realloc moved the object, freed");
+}
