@@ -15,29 +15,40 @@
  * glibc). A thread with a pending deferred cancel comes back from every
  * call; the cancel acts at its next cancellation point.
  *
- * What the program may do to malloc'd memory (through the library calls,
- * which the shim interposes):
+ * What the program may do to malloc'd memory and to remote buffers
+ * (pinarena_alloc_remote), through the library calls, which the shim
+ * interposes:
  *   madvise  MADV_DONTNEED / MADV_DONTNEED_LOCKED: the range reads as zeroes
  *            afterwards (as on glibc's memory) and keeps its frames, so keys
  *            and registrations stay valid; MADV_FREE keeps the bytes;
+ *            over pages the program locked (mlock, mlock2) DONTNEED and
+ *            FREE fail with EINVAL, the pages before them done, as the
+ *            kernel's do (DONTNEED_LOCKED zeroes them);
  *            MADV_REMOVE fails with EINVAL (as on any private anonymous
  *            memory); MADV_GUARD_INSTALL fails with EINVAL; other advice
  *            goes to the kernel.
  *   munmap, mremap, mmap(MAP_FIXED) over it: abort with a message naming
- *            the call and the address (glibc's malloc has no defined outcome
- *            there either).
+ *            the call, the memory's kind and the address ("pinarena:
+ *            munmap(): would unmap memory of malloc at 0x…", "... of
+ *            pinarena_alloc_remote at 0x…"; glibc's malloc has no defined
+ *            outcome there either).
  *   mprotect, pkey_mprotect, mlock, mlock2, MADV_DONTFORK, MADV_WIPEONFORK,
  *            MADV_DONTDUMP: allowed; the attributes are reset when the
  *            memory goes back to the shim (a large or huge object's free, a
- *            small span's release), so the next owner gets default pages.
- *            munlock never undoes the mlock registrar's own lock.
+ *            small span's release, pinarena_free_remote: every page the
+ *            buffer touches, a page shared with another remote buffer too),
+ *            so the next owner gets default pages. A huge object realloc
+ *            moves keeps them (and its lock) at its new address, reset at
+ *            its free. munlock never undoes the mlock registrar's own lock.
  * What a raw system call (syscall(2), or a binding that resolves these in
  * libc's own handle) can still do: the kernel acts unseen. SYS_madvise
  * DONTNEED/FREE or SYS_munmap/SYS_mremap/SYS_mmap MAP_FIXED give the address
  * new frames (the stale-registration hazard: a key keeps the old ones) and
  * may break the allocator's own metadata; attributes set by SYS_mprotect or
- * SYS_mlock outlive free; mlockall/munlockall (not interposed) act on the
- * whole heap, munlockall included the mlock registrar's lock.
+ * SYS_mlock outlive free (and SYS_mlock's lock is not seen by madvise:
+ * DONTNEED then zeroes where the kernel would refuse); mlockall/munlockall
+ * (not interposed) act on the whole heap, munlockall included the mlock
+ * registrar's lock. The same holds for remote buffers.
  */
 #ifndef PINARENA_H
 #define PINARENA_H

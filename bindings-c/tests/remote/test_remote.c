@@ -318,19 +318,16 @@ TEST(remote_type2_window_on_own_qp_unreachable_from_peer_qp) {
   CHECK_OK("pinarena_free_remote (LOCAL_INV)", free_remote(b));
 }
 
-/* The program's own madvise(MADV_DONTNEED) over a registered heap object
- * (issue 21, item 1): the lookup's lkey still sends the object's bytes, the
- * ones written after the madvise, because the shim zeroed the range in
- * place instead of letting the kernel give it new frames. */
-TEST(remote_heap_lkey_sends_new_bytes_after_madvise_dontneed) {
-  const size_t n = (size_t)1 << 20;
+/* The program's own madvise(MADV_DONTNEED) over registered memory (issue
+ * 21, item 1): the lookup's lkey still sends the buffer's bytes, the ones
+ * written after the madvise, because the shim zeroed the range in place
+ * instead of letting the kernel give it new frames. */
+static void lkey_sends_new_bytes_after_dontneed(char* p, size_t n, const char* what) {
   peer_open();
   char* dst = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(dst != MAP_FAILED, "mmap");
   struct ibv_mr* dmr = ibv_reg_mr(P.pd, dst, n, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   CHECK(dmr != NULL, "ibv_reg_mr of the peer's destination: %s", strerror(errno));
-  char* p = aligned_alloc(4096, n);
-  CHECK(p != NULL, "aligned_alloc");
   memset(p, 'O', n);
   pinarena_region_t r;
   CHECK_OK("pinarena_lookup", pinarena_lookup(p, n, &r));
@@ -339,13 +336,32 @@ TEST(remote_heap_lkey_sends_new_bytes_after_madvise_dontneed) {
   memset(p, 'N', n);
   memset(dst, '-', n);
   int st = pa_vp_rdma(&P.vp, IBV_WR_RDMA_WRITE, p, (uint32_t)n, r.lkey, (uintptr_t)dst, dmr->rkey);
-  CHECK(st == IBV_WC_SUCCESS, "RDMA WRITE from the heap object with lookup's lkey 0x%x: %s", r.lkey,
+  CHECK(st == IBV_WC_SUCCESS, "RDMA WRITE from the %s with lookup's lkey 0x%x: %s", what, r.lkey,
         st < 0 ? strerror(-st) : ibv_wc_status_str((enum ibv_wc_status)st));
   size_t news = 0, olds = 0;
   for (size_t i = 0; i < n; i++) { news += dst[i] == 'N'; olds += dst[i] == 'O'; }
-  NOTE("peer received %zu 'N' (written after the madvise), %zu 'O' (before)", news, olds);
-  CHECK(news == n, "the peer received %zu of %zu new bytes ('N'), %zu old ones ('O'): the lkey reaches stale frames",
-        news, n, olds);
+  NOTE("%s: peer received %zu 'N' (written after the madvise), %zu 'O' (before)", what, news, olds);
+  CHECK(news == n, "the peer received %zu of %zu new bytes ('N') from the %s, %zu old ones ('O'): the lkey reaches "
+        "stale frames", news, n, what, olds);
   ibv_dereg_mr(dmr);
+}
+
+TEST(remote_heap_lkey_sends_new_bytes_after_madvise_dontneed) {
+  const size_t n = (size_t)1 << 20;
+  char* p = aligned_alloc(4096, n);
+  CHECK(p != NULL, "aligned_alloc");
+  lkey_sends_new_bytes_after_dontneed(p, n, "heap object");
   free(p);
+}
+
+/* The same over a remote buffer (pinarena_alloc_remote): its lkey is the
+ * remote chunk's (window keys) or the buffer's own MR. */
+TEST(remote_buffer_lkey_sends_new_bytes_after_madvise_dontneed) {
+  const size_t n = (size_t)1 << 20;
+  resolve_api();
+  char* p = alloc_remote(n, PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE);
+  CHECK(p != NULL, "pinarena_alloc_remote(%zu): %s", n, strerror(errno));
+  NOTE("remote keys: %s", remote_keys());
+  lkey_sends_new_bytes_after_dontneed(p, n, "remote buffer");
+  CHECK_OK("pinarena_free_remote", free_remote(p));
 }
