@@ -1,5 +1,6 @@
-/* internal.h — the malloc shim's data structures and its inline fast-path
- * helpers. One idea per file:
+/* internal.h — the malloc shim's prototypes and its inline fast-path
+ * helpers; the structures, their layout and the Java <-> C glossary are in
+ * types.h. One idea per file:
  *   chunk.c     size-aligned chunks, the flat owner table, slices -> spans, huge chunks
  *   heap.c      per-thread heaps: TLS, thread exit (hand back), adoption, fork
  *   alloc.c     malloc fast path + generic slow path, aligned, realloc
@@ -8,216 +9,28 @@
  *   remote.c    remote-scope chunks: pinarena_alloc_remote and the keys of exactly one buffer
  *   reclaim.c   memory changes kind: free memory of one kind gives unregistered pages back for another
  *   window.c    the memory-window pool and the QP of the shim's own that binds windows
+ *   program.c   what the program does to shim memory: its madvise, mprotect, mlock, unmaps (program.h)
  *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
+ *   cache.c     pinarena_cache_*: a registration cache for memory the shim does not own
+ *   stack_events.c  the RDMA stacks hear of unmaps from the shim (UCX's event handler)
  *   classes.c   the size-class tables (classes.h)
  *   options.c   the PINARENA_* environment, read without allocating
  *   init.c      process start-up, constructor, destructor
  *   message.c   messages and fatal aborts, written with write(2)
  *   stats.c     the counters, as a line and as pinarena_stats_t
  *   glibc.c     the exported malloc family and glibc-only entry points
- *
- * Layout. A chunk is N bytes aligned to N (N = 2^shift, default 4 MiB). A
- * regular chunk is cut into 64 KiB slices; the first slice(s) hold the
- * chunk header (pa_chunk_t: magic, registration, slice bitmap, one span
- * descriptor per slice). A span is a run of slices: either a page of equal
- * blocks of one size class (owned by one heap), or one large object. A huge
- * object gets a chunk of its own (kind PA_CHUNK_HUGE), kept for reuse.
- *
- * Owner lookup, two flat tables indexed by addr >> 21 (one entry per 2 MiB,
- * the smallest chunk), both mapped NORESERVE and touched only where chunks
- * are: pa_table[] is 0 for addresses that are not ours, else log2 of the
- * size of the chunk that covers them (bit 7 set for a huge chunk), so the
- * chunk is addr & ~(2^shift - 1); pa_span_table[] is, for a regular chunk,
- * the address of the span descriptor of the granule's first slice (else 0),
- * so free finds the descriptor with one load and one add, the add not
- * waiting on the load's value to be shifted (64 MiB and 512 MiB of address
- * space). The first cache line of the span descriptor (check word, kind,
- * block geometry, bump pointer) then validates the pointer in O(1), and the
- * free mark in the block's second word (see pa_free_mark) tells a block
- * that is out from one already free; free reads no other line of the chunk
- * header.
  */
 #ifndef PA_SHIM_INTERNAL_H
 #define PA_SHIM_INTERNAL_H
 
-#include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <pthread.h>
-#include "../common.h"
-#include "../os.h"
-#include "../uring.h"
-#include "classes.h"
+#include "types.h"
 
 #define PA_COLD    __attribute__((noinline, cold))
 #define PA_NOINLINE __attribute__((noinline))
 
-#define PA_SLICE_SHIFT 16
-#define PA_SLICE       ((size_t)1 << PA_SLICE_SHIFT)          /* 64 KiB */
-#define PA_TABLE_SHIFT 21                                     /* table granule = 2 MiB = smallest chunk */
-#define PA_ADDR_BITS   47
-#define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
-#define PA_ALIGN_MIN   16
-#define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
-
-#define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
-#define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
-#define PA_SPAN_TAG_SMALL ((uint64_t)PA_SPAN_CHECK | ((uint64_t)1 << 32))  /* check + kind SMALL */
-#define PA_TABLE_HUGE  0x80                                   /* table byte: chunk of one huge object */
-#define PA_TABLE_SHIFT_MASK 0x3f
-
-/* ------------------------------------------------------------------------- */
-
-/* A free block (every block is at least 16 bytes): the list link (checked
- * before it is followed, pa_link_next), and the free mark while it sits on
- * any free list (pa_free_mark). */
-typedef struct pa_block_s {
-  uintptr_t          link;
-  uintptr_t          mark;
-} pa_block_t;
-
-struct pa_heap_s;
-
-enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER, PA_SPAN_TAIL /* not the first slice */ };
-
-/* thread_free holds a block pointer with a tag in bit 0:
- *   0 — remote frees push the block onto this list;
- *   1 — USE_DELAYED: the owner moved the span to its full list; the next
- *       remote freer clears the tag and pushes its block onto the owning
- *       heap's `delayed` list instead, which tells the owner the span has
- *       room again. Only one freer can win the tag (CAS). */
-#define PA_TF_DELAYED ((uintptr_t)1)
-#define PA_USED_FULL  ((uint32_t)1 << 31)
-#define PA_SPAN_MAX_BLOCKS (PA_SLICE / PA_ALIGN_MIN)   /* most blocks a small span has */
-
-typedef struct pa_span_s {
-  /* first cache line: everything malloc and a local free touch (nothing a
-     remote freer writes: thread_free lives on the second line, so the
-     producer/consumer pattern does not bounce the owner's line) */
-  pa_block_t*        free;     /* local free list */
-  struct pa_heap_s*  heap;     /* owner; immutable while the span is in use */
-  uint32_t           used;     /* blocks out (incl. those sitting on thread_free), plus
-                                  PA_USED_FULL while on the heap's full list (owner only):
-                                  a local free tests "emptied or full" as (int32_t)used <= 0 */
-  uint8_t            cls;
-  uint8_t            scar;     /* a large object once started at this slice: a small span
-                                  starting here leaves its first block out (span_new), so a
-                                  stale free of that object cannot free a live block */
-  uint8_t            orphan;   /* its heap is abandoned (no thread owns it): a remote free
-                                  raises pa_orphan_frees (heap.c) */
-  uint8_t            pad0_[1];
-  union {                      /* free compares check and kind in one load */
-    struct {
-      uint32_t       check;    /* PA_SPAN_CHECK: the header around it is intact */
-      uint8_t        kind;     /* PA_SPAN_* */
-      uint8_t        pad1_[3]; /* always 0 */
-    };
-    uint64_t         tag;
-  };
-  uint32_t           bsize;    /* block size */
-  uint32_t           nslices;
-  uint64_t           divm;     /* 2^64 / bsize rounded up: offset % bsize == 0 test by one multiply */
-  char*              start;
-  _Atomic(char*)     bump;     /* blocks below bump have been carved (written by the owner) */
-  /* second line */
-  _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
-  char*              end;
-  struct pa_span_s*  prev;
-  struct pa_span_s*  next;
-  void*              obj;      /* LARGE: the pointer handed out (aligned allocations) */
-} __attribute__((aligned(64))) pa_span_t;
-
-enum { PA_CHUNK_REGULAR = 1, PA_CHUNK_HUGE = 2 };
-
-/* One registration record. Published by pointer (release) so the lookup
- * reads a consistent record without locks; records are never freed. */
-typedef struct pa_regrec_s {
-  uintptr_t base;
-  size_t    len;
-  uint32_t  lkey, rkey;
-  int       backend;           /* PA_REG_* */
-  void*     mr;                /* verbs: struct ibv_mr* */
-  pa_uring_reg_t ureg;         /* io_uring */
-} pa_regrec_t;
-
-enum { PA_REG_NONE = 0, PA_REG_VERBS, PA_REG_URING, PA_REG_MLOCK };
-
-#define PA_CHUNK_RECS 6
-
-typedef struct pa_chunk_s {
-  uint64_t           magic;
-  uint8_t            shift;
-  uint8_t            kind;     /* PA_CHUNK_* */
-  uint8_t            unregistered; /* registration refused (cap, RLIMIT_MEMLOCK, none) */
-  uint8_t            pending;  /* registration deferred (before constructors / during registrar init) */
-  uint8_t            dirty_free; /* REGULAR: a span was released since free slices were last discarded (reclaim.c) */
-  uint32_t           nslices;
-  uint32_t           hdr_slices;
-  uint32_t           free_slices;
-  pa_mapping_t       os;       /* mapping as the OS layer reports it */
-  _Atomic(pa_regrec_t*) reg;   /* NULL: not registered; else the newest (widest) record */
-  uint32_t           nrecs;    /* records made; all but the live one are kept registered until the chunk goes
-                                  (keys handed out stay valid while a huge object's registration widens) */
-  pa_regrec_t        recs[PA_CHUNK_RECS]; /* a new record never rewrites a published one */
-  struct pa_chunk_s* next;     /* all chunks (regular list or huge list) */
-  struct pa_chunk_s* next_free;/* huge: free list */
-  struct pa_chunk_s* next_pending; /* registration deferred */
-  void*              huge_obj; /* HUGE: pointer handed out, NULL when free */
-  struct pa_heap_s*  huge_heap;/* HUGE: the heap of the thread that took or freed it last (a forked child ignores
-                                  what another thread of the parent did to it around fork: heap.c, "fork") */
-  size_t             huge_req; /* HUGE: bytes requested */
-  size_t             huge_dirty; /* HUGE: bytes from the chunk's start that may have been written (pages above are
-                                  untouched, still zero); only grows: touched pages are never given back */
-  size_t             huge_clean; /* HUGE: huge_dirty before the current object was handed out (calloc) */
-  uint64_t           used_map[PA_MAX_SLICES / 64];
-  uint16_t*          slice_head; /* slice -> index of the first slice of its span */
-  pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
-} pa_chunk_t;
-
-typedef struct pa_heap_s {
-  pa_span_t*         direct[PA_DIRECT]; /* by (n + 15) / 16: cur[] of that size's class (pa_set_cur) */
-  pa_span_t*         cur[PA_NCLASS];    /* span the fast path allocates from */
-  pa_span_t*         queue[PA_NCLASS];  /* spans of that class that may have room (first) */
-  pa_span_t*         qlast[PA_NCLASS];  /* ... and the last: spans back from the full list queue up here */
-  uint32_t           nqueued[PA_NCLASS]; /* spans on queue[] (owner only; free.c keeps emptied ones while few) */
-  pa_span_t*         full;              /* spans with no room (thread_free tagged DELAYED) */
-  _Atomic(pa_block_t*) delayed;         /* blocks freed by others into full spans */
-  /* Statistics, exact but kept off the malloc fast path (pa_small_counts):
-     small mallocs = n_free + n_collected + the blocks still out (the sum of
-     `used` over all small spans), since `used` goes up once per small malloc
-     and down once per block coming back, either through a local free
-     (n_free, on the free fast path) or when the owner takes remote frees in
-     (n_collected, slow path only: pa_span_collect, delayed blocks). */
-  uint64_t           n_free, n_collected, n_remote;
-  struct pa_heap_s*  next_all;
-  struct pa_heap_s*  next_abandoned;
-  int                live;              /* owned by a thread */
-  int                left_in_parent;    /* in a forked child: owned by another thread of the parent
-                                           (heap.c, "fork"): never owned here, frees into it ignored */
-} pa_heap_t;
-
 /* ------------------------------------------------------------------------- */
 /* globals */
-
-typedef struct pa_opts_s {
-  size_t  chunk_size;
-  size_t  chunk_first;         /* size of the first regular chunk (PA_CHUNK_MIN by default) */
-  uint8_t chunk_shift;
-  int     registrar;           /* PA_REGSEL_* */
-  char    ib_device[64];
-  pa_backing_t prefs[PA_BACK_COUNT]; /* PA_PAGES_HUGETLB: the populated backings to try, in order */
-  size_t  nprefs;
-  int     pages;               /* PA_PAGES_* */
-  int     reg_eager;           /* register chunks when mapped (else on their first lookup) */
-  int     reclaim;             /* freed memory of one kind serves others (reclaim.c; PINARENA_RECLAIM):
-                                  0 never, 1 while no RDMA stack is loaded (default), 2 always */
-  uint64_t max_pinned;         /* 0 = no cap of our own */
-  char    stats_path[256];
-  int     verbose;
-} pa_opts_t;
-
-enum { PA_PAGES_AUTO = 0, PA_PAGES_THP, PA_PAGES_4K, PA_PAGES_HUGETLB };
-enum { PA_REGSEL_AUTO = 0, PA_REGSEL_VERBS, PA_REGSEL_URING, PA_REGSEL_MLOCK, PA_REGSEL_NONE };
 
 extern PA_HIDDEN pa_opts_t pa_opts;
 extern PA_HIDDEN _Atomic(uint8_t)* pa_table;
@@ -241,12 +54,6 @@ extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
 extern PA_HIDDEN int pa_forked_child;        /* this process is a forked child (heap.c, "fork") */
 
-typedef struct pa_gstats_s {
-  _Atomic uint64_t chunks, chunk_bytes, huge_chunks, huge_bytes;
-  _Atomic uint64_t reg_chunks, reg_bytes, unreg_chunks, unreg_bytes;
-  _Atomic uint64_t large_allocs, huge_allocs, released_bytes, released_chunks;
-  _Atomic uint64_t os_refusals;
-} pa_gstats_t;
 extern PA_HIDDEN pa_gstats_t pa_gstats;
 
 static inline pa_chunk_t* pa_chunk_of(const void* p) {
@@ -278,9 +85,6 @@ static inline pa_span_t* pa_span_of(pa_chunk_t* c, const void* p) {
  * by chance with probability 2^-63, and only a read of freed memory can
  * learn it. The mark shares the block's first cache line with the link, so
  * it costs no extra memory access. */
-typedef struct pa_secrets_s {
-  uintptr_t key;               /* the free mark's secret (pa_free_mark) */
-} pa_secrets_t;
 extern PA_HIDDEN pa_secrets_t pa_secrets;
 static inline uintptr_t pa_free_mark(const void* b) { return pa_secrets.key ^ (uintptr_t)b; }
 /* Remote freers write the mark with bit 0 flipped, so the owner taking

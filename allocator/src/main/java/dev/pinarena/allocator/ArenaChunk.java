@@ -14,6 +14,11 @@ import java.util.BitSet;
  * A <em>dedicated</em> chunk holds exactly one buffer larger than the chunk size; it is kept for reuse when
  * freed, never unmapped while the arena is open.
  * <p>
+ * C counterpart: the malloc shim's {@code pa_chunk_t} ({@code bindings-c/src/shim/types.h}): a shared chunk
+ * is a regular chunk ({@code PA_CHUNK_REGULAR}, cut into 64 KiB slices where this one has 8 KiB arena pages;
+ * a run is a large span there), a dedicated chunk a huge chunk ({@code PA_CHUNK_HUGE}). This chunk is
+ * populated up front; the shim's are mapped lazily.
+ * <p>
  * Ordering: page states and slab references change under the pool lock (a run's head also between
  * {@link #RUN_HEAD} and {@link #RUN_CACHED} by the thread freeing or reusing it) and are read without a lock
  * by {@code free} on any thread. Writers publish with a release store after the slab or run is fully set up;

@@ -4,7 +4,11 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * A span of arena pages carved into equal blocks of one size class, owned by one {@link ThreadHeap}.
+ * Consecutive arena pages carved into equal blocks of one size class, owned by one {@link ThreadHeap}.
+ * <p>
+ * C counterpart: a span of a small size class in the malloc shim ({@code pa_span_t} of kind
+ * {@code PA_SPAN_SMALL}, {@code bindings-c/src/shim/types.h}, where "span" means a run of 64 KiB slices);
+ * the {@code remoteFreed} bits and the pending stack below are its {@code thread_free} and delayed lists.
  * <p>
  * The owner allocates and frees with plain loads and stores: a stack of free block indexes and an
  * {@code inUse} bit per block (which makes double-free detection O(1)). Nothing is written into the blocks.

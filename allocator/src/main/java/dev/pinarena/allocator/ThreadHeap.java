@@ -8,6 +8,9 @@ import java.util.Arrays;
  * One thread's view of the arena: per scope and size class a current slab and a list of partly free slabs,
  * a cache of freed page runs, a stack of its slabs that other threads freed blocks into, and its counters.
  * <p>
+ * C counterpart: the malloc shim's {@code pa_heap_t} ({@code bindings-c/src/shim/types.h}; adoption of a
+ * dead thread's heap in {@code heap.c}).
+ * <p>
  * Everything except {@link #pendingHead} is touched only by {@link #thread}: allocation and free on the
  * owning thread take no lock and no atomic instruction. Counters are plain fields read racily by
  * {@link ThreadHeaps}.
