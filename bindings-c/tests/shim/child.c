@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "child.h"
 
 #include <dirent.h>
@@ -5,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +37,31 @@ su_result_t su_run(void (*fn)(void*), void* arg) {
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
+
+void su_child_ok(void (*fn)(void*), const char* what) {
+  su_result_t r = su_run(fn, NULL);
+  CHECK(!r.signaled && r.status == 0, "%s: child %s %d: %s", what, r.signaled ? "killed by signal" : "exit",
+        r.signaled ? r.sig : r.status, r.err);
+}
+
+void su_fork_reads(char* q, size_t n, char c) {
+  memset(q, c, n);
+  pid_t pid = fork();
+  CHILD_CHECK(pid >= 0, "fork");
+  if (pid == 0) {
+    for (size_t i = 0; i < n; i++) if (q[i] != c) _exit(3);
+    _exit(0);
+  }
+  int st;
+  CHILD_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+  CHILD_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the forked child of the next owner: %s %d (3: it saw other bytes "
+              "than the parent's)", WIFSIGNALED(st) ? "killed by signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+#define MIB ((size_t)1 << 20)
+void su_munmap_mib(void* p) { munmap(p, MIB); }
+void su_mmap_fixed_mib(void* p) { mmap(p, MIB, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); }
+void su_mremap_mib(void* p) { mremap(p, MIB, 2 * MIB, MREMAP_MAYMOVE); }
 
 void su_expect_abort(void (*fn)(void*), void* arg, const char* want, const void* ptr) {
   su_result_t r = su_run(fn, arg);

@@ -33,12 +33,9 @@ static void lazy_only(void) {
 /* Each check runs in a child so the heap it measures is its own. */
 static void run_child(void (*fn)(void*), const char* what) {
   lazy_only();
-  su_result_t r = su_run(fn, NULL);
-  CHECK(!r.signaled && r.status == 0, "%s: child %s %d: %s", what, r.signaled ? "killed by signal" : "exit",
-        r.signaled ? r.sig : r.status, r.err);
+  su_child_ok(fn, what);
 }
 
-#define CHILD_CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); _exit(1); } } while (0)
 
 static void huge_untouched(void* arg) {
   (void)arg;

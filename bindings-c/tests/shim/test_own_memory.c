@@ -21,7 +21,6 @@
 #define PGS (MiB / 4096)
 #define GUARD_INSTALL 102                  /* MADV_GUARD_INSTALL, Linux 6.13+ */
 
-#define CHILD_CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); _exit(1); } } while (0)
 
 static uint64_t pf_before[PGS], pf_after[PGS];
 
@@ -72,12 +71,6 @@ TEST(shim_own_madvise_free_remove_guard_keep_frames) {
   free(p);
 }
 
-static void do_munmap(void* p) { munmap(p, MiB); }
-static void do_mmap_fixed(void* p) {
-  mmap(p, MiB, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-}
-static void do_mremap(void* p) { mremap(p, MiB, 2 * MiB, MREMAP_MAYMOVE); }
-
 static char* object_for_abort(void) {
   char* p = aligned_alloc(4096, MiB);
   CHECK(p != NULL, "aligned_alloc");
@@ -87,17 +80,17 @@ static char* object_for_abort(void) {
 
 TEST(shim_own_munmap_of_malloc_memory_aborts) {
   char* p = object_for_abort();
-  su_expect_abort(do_munmap, p, "munmap(): would unmap memory of malloc at", p);
+  su_expect_abort(su_munmap_mib, p, "munmap(): would unmap memory of malloc at", p);
 }
 
 TEST(shim_own_mmap_fixed_over_malloc_memory_aborts) {
   char* p = object_for_abort();
-  su_expect_abort(do_mmap_fixed, p, "mmap(): MAP_FIXED would replace memory of malloc at", p);
+  su_expect_abort(su_mmap_fixed_mib, p, "mmap(): MAP_FIXED would replace memory of malloc at", p);
 }
 
 TEST(shim_own_mremap_of_malloc_memory_aborts) {
   char* p = object_for_abort();
-  su_expect_abort(do_mremap, p, "mremap(): would move memory of malloc at", p);
+  su_expect_abort(su_mremap_mib, p, "mremap(): would move memory of malloc at", p);
 }
 
 /* ---- attributes do not outlive free ------------------------------------- */
@@ -116,12 +109,6 @@ static char* again(char* old, size_t size, int zeroed) {
   return NULL;
 }
 
-static void child_ok(void (*fn)(void*), const char* what) {
-  su_result_t r = su_run(fn, NULL);
-  CHECK(!r.signaled && r.status == 0, "%s: child %s %d: %s", what, r.signaled ? "killed by signal" : "exit",
-        r.signaled ? r.sig : r.status, r.err);
-}
-
 static void readonly_page(void* arg) {
   (void)arg;
   char* p = aligned_alloc(4096, BIG);
@@ -131,7 +118,7 @@ static void readonly_page(void* arg) {
   char* q = again(p, BIG, 0);
   memset(q, 2, BIG);                       /* the next owner writes all of it */
 }
-TEST(shim_attr_readonly_page_reset_on_free) { child_ok(readonly_page, "PROT_READ page, freed, reused"); }
+TEST(shim_attr_readonly_page_reset_on_free) { su_child_ok(readonly_page, "PROT_READ page, freed, reused"); }
 
 static void guard_page(void* arg) {
   (void)arg;
@@ -143,19 +130,7 @@ static void guard_page(void* arg) {
   CHILD_CHECK(tu_count(q, BIG, 0) == BIG, "calloc: not zero at %ld", tu_first_not(q, BIG, 0));
   memset(q, 2, BIG);
 }
-TEST(shim_attr_guard_page_reset_on_free) { child_ok(guard_page, "PROT_NONE guard page, freed, calloc"); }
-
-/* The reused buffer filled with c, then a child reads it. */
-static void fork_reads(char* q, char c) {
-  memset(q, c, BIG);
-  pid_t pid = fork();
-  CHILD_CHECK(pid >= 0, "fork");
-  if (pid == 0) _exit(tu_count(q, BIG, (unsigned char)c) == BIG ? 0 : 3);
-  int st;
-  CHILD_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
-  CHILD_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the forked child of the next owner: %s %d (3: it saw other bytes "
-              "than the parent's)", WIFSIGNALED(st) ? "killed by signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-}
+TEST(shim_attr_guard_page_reset_on_free) { su_child_ok(guard_page, "PROT_NONE guard page, freed, calloc"); }
 
 static void dontfork(void* arg) {
   (void)arg;
@@ -163,9 +138,9 @@ static void dontfork(void* arg) {
   memset(p, 1, BIG);
   CHILD_CHECK(madvise(p, BIG, MADV_DONTFORK) == 0, "madvise(DONTFORK)");
   free(p);
-  fork_reads(again(p, BIG, 0), 'D');
+  su_fork_reads(again(p, BIG, 0), BIG, 'D');
 }
-TEST(shim_attr_dontfork_reset_on_free) { child_ok(dontfork, "MADV_DONTFORK, freed, reused, fork"); }
+TEST(shim_attr_dontfork_reset_on_free) { su_child_ok(dontfork, "MADV_DONTFORK, freed, reused, fork"); }
 
 static void wipeonfork(void* arg) {
   (void)arg;
@@ -173,9 +148,9 @@ static void wipeonfork(void* arg) {
   memset(p, 1, BIG);
   CHILD_CHECK(madvise(p, BIG, MADV_WIPEONFORK) == 0, "madvise(WIPEONFORK)");
   free(p);
-  fork_reads(again(p, BIG, 0), 'W');
+  su_fork_reads(again(p, BIG, 0), BIG, 'W');
 }
-TEST(shim_attr_wipeonfork_reset_on_free) { child_ok(wipeonfork, "MADV_WIPEONFORK, freed, reused, fork"); }
+TEST(shim_attr_wipeonfork_reset_on_free) { su_child_ok(wipeonfork, "MADV_WIPEONFORK, freed, reused, fork"); }
 
 static void mlocked(void* arg) {
   (void)arg;
@@ -194,7 +169,7 @@ static void mlocked(void* arg) {
 }
 TEST(shim_attr_mlock_reset_on_free) {
   if (!strcmp(pinarena_registrar(), "mlock")) SKIP("the mlock registrar locks the heap itself: VmLck is its own");
-  child_ok(mlocked, "mlock, freed");
+  su_child_ok(mlocked, "mlock, freed");
 }
 
 static void readonly_large(void* arg) {
@@ -212,7 +187,7 @@ static void readonly_large(void* arg) {
   char* q = malloc(MiB);
   memset(q, 4, MiB);
 }
-TEST(shim_attr_readonly_large_buffer_reset_on_free) { child_ok(readonly_large, "read-only 1 MiB buffer, freed, malloc(48)"); }
+TEST(shim_attr_readonly_large_buffer_reset_on_free) { su_child_ok(readonly_large, "read-only 1 MiB buffer, freed, malloc(48)"); }
 
 /* DONTNEED over a page the program made read-only: zero, as on glibc's memory, and still read-only. */
 static void dontneed_readonly(void* arg) {
@@ -229,7 +204,7 @@ static void dontneed_readonly(void* arg) {
               "a write to the read-only page after DONTNEED did not fault");
   free(p);
 }
-TEST(shim_own_madvise_dontneed_over_readonly_page) { child_ok(dontneed_readonly, "DONTNEED over a read-only page"); }
+TEST(shim_own_madvise_dontneed_over_readonly_page) { su_child_ok(dontneed_readonly, "DONTNEED over a read-only page"); }
 
 /* ---- DONTNEED and FREE over pages the program locked: the kernel's answer -- */
 
@@ -309,10 +284,10 @@ static void moved_dontfork(void* arg) {
   free(q);
   char* r = malloc(HUGE_NEW);
   CHILD_CHECK(r == q, "malloc(257 MiB) after free did not reuse the moved object's chunk (%p, was %p)", (void*)r, (void*)q);
-  fork_reads(r, 'M');
+  su_fork_reads(r, BIG, 'M');
 }
 TEST(shim_attr_moved_huge_dontfork_reset_on_free) {
-  child_ok(moved_dontfork, "MADV_DONTFORK, realloc moved the object, freed, reused, fork");
+  su_child_ok(moved_dontfork, "MADV_DONTFORK, realloc moved the object, freed, reused, fork");
 }
 
 static void moved_mlock(void* arg) {
@@ -331,5 +306,5 @@ static void moved_mlock(void* arg) {
 }
 TEST(shim_attr_moved_huge_mlock_reset_on_free) {
   if (!strcmp(pinarena_registrar(), "mlock")) SKIP("the mlock registrar locks the heap itself: VmLck is its own");
-  child_ok(moved_mlock, "mlock, realloc moved the object, freed");
+  su_child_ok(moved_mlock, "mlock, realloc moved the object, freed");
 }

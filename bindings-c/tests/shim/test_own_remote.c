@@ -22,8 +22,6 @@
 #define PGS (MiB / 4096)
 #define RW (PINARENA_REMOTE_READ | PINARENA_REMOTE_WRITE)
 
-#define CHILD_CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); _exit(1); } } while (0)
-
 static uint64_t pf_before[PGS], pf_after[PGS];
 
 static char* remote_filled(void) {
@@ -53,25 +51,15 @@ TEST(shim_own_remote_madvise_dontneed_zeroes_in_place) {
   CHECK_OK("pinarena_free_remote", pinarena_free_remote(p));
 }
 
-static void do_munmap(void* p) { munmap(p, MiB); }
-static void do_mmap_fixed(void* p) {
-  mmap(p, MiB, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-}
-static void do_mremap(void* p) { mremap(p, MiB, 2 * MiB, MREMAP_MAYMOVE); }
-
-TEST(shim_own_remote_munmap_aborts) {
+/* munmap, mmap(MAP_FIXED) and mremap over a remote buffer, each in a child of its own. */
+TEST(shim_own_remote_unmaps_abort) {
+  static const struct { void (*call)(void*); const char* want; } calls[] = {
+    { su_munmap_mib, "munmap(): would unmap memory of pinarena_alloc_remote at" },
+    { su_mmap_fixed_mib, "mmap(): MAP_FIXED would replace memory of pinarena_alloc_remote at" },
+    { su_mremap_mib, "mremap(): would move memory of pinarena_alloc_remote at" },
+  };
   char* p = remote_filled();
-  su_expect_abort(do_munmap, p, "munmap(): would unmap memory of pinarena_alloc_remote at", p);
-}
-
-TEST(shim_own_remote_mmap_fixed_aborts) {
-  char* p = remote_filled();
-  su_expect_abort(do_mmap_fixed, p, "mmap(): MAP_FIXED would replace memory of pinarena_alloc_remote at", p);
-}
-
-TEST(shim_own_remote_mremap_aborts) {
-  char* p = remote_filled();
-  su_expect_abort(do_mremap, p, "mremap(): would move memory of pinarena_alloc_remote at", p);
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) su_expect_abort(calls[i].call, p, calls[i].want, p);
 }
 
 /* ---- attributes do not outlive pinarena_free_remote --------------------- */
@@ -85,12 +73,6 @@ static char* freed_and_again(char* p) {
   return q;
 }
 
-static void child_ok(void (*fn)(void*), const char* what) {
-  su_result_t r = su_run(fn, NULL);
-  CHECK(!r.signaled && r.status == 0, "%s: child %s %d: %s", what, r.signaled ? "killed by signal" : "exit",
-        r.signaled ? r.sig : r.status, r.err);
-}
-
 static void readonly_page(void* arg) {
   (void)arg;
   char* p = remote_filled();
@@ -98,25 +80,17 @@ static void readonly_page(void* arg) {
   memset(freed_and_again(p), 2, MiB);        /* the next owner writes all of it */
 }
 TEST(shim_own_remote_readonly_page_reset_on_free) {
-  child_ok(readonly_page, "PROT_READ page of a remote buffer, freed, allocated again");
+  su_child_ok(readonly_page, "PROT_READ page of a remote buffer, freed, allocated again");
 }
 
 static void dontfork(void* arg) {
   (void)arg;
   char* p = remote_filled();
   CHILD_CHECK(madvise(p, MiB, MADV_DONTFORK) == 0, "madvise(DONTFORK): %s", strerror(errno));
-  char* q = freed_and_again(p);
-  memset(q, 'D', MiB);
-  pid_t pid = fork();
-  CHILD_CHECK(pid >= 0, "fork");
-  if (pid == 0) _exit(tu_count(q, MiB, 'D') == MiB ? 0 : 3);
-  int st;
-  CHILD_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
-  CHILD_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the forked child of the next owner: %s %d (3: other bytes)",
-              WIFSIGNALED(st) ? "killed by signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+  su_fork_reads(freed_and_again(p), MiB, 'D');
 }
 TEST(shim_own_remote_dontfork_reset_on_free) {
-  child_ok(dontfork, "MADV_DONTFORK on a remote buffer, freed, allocated again, fork");
+  su_child_ok(dontfork, "MADV_DONTFORK on a remote buffer, freed, allocated again, fork");
 }
 
 static void mlocked(void* arg) {
@@ -133,4 +107,4 @@ static void mlocked(void* arg) {
   CHILD_CHECK(after == base, "VmLck after pinarena_free_remote %llu kB, before the buffer %llu kB: the freed buffer "
               "stays locked", (unsigned long long)after, (unsigned long long)base);
 }
-TEST(shim_own_remote_mlock_reset_on_free) { child_ok(mlocked, "mlock of a remote buffer, freed"); }
+TEST(shim_own_remote_mlock_reset_on_free) { su_child_ok(mlocked, "mlock of a remote buffer, freed"); }

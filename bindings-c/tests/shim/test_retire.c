@@ -16,13 +16,7 @@
 #include <unistd.h>
 
 #define MiB ((size_t)1 << 20)
-#define CHILD_CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); _exit(1); } } while (0)
 
-static void run_child(void (*fn)(void*), const char* what) {
-  su_result_t r = su_run(fn, NULL);
-  CHECK(!r.signaled && r.status == 0, "%s: child %s %d: %s", what, r.signaled ? "killed by signal" : "exit",
-        r.signaled ? r.sig : r.status, r.err);
-}
 
 /* ---- another thread's mmap during the move ---- */
 
@@ -109,7 +103,7 @@ static void move_race(void* arg) {
   CHILD_CHECK(broken == 0, "realloc's move replaced %d mapping(s) of another thread", broken);
 }
 
-TEST(shim_retire_move_never_replaces_another_mapping) { run_child(move_race, "move race"); }
+TEST(shim_retire_move_never_replaces_another_mapping) { su_child_ok(move_race, "move race"); }
 
 /* ---- retired ranges stay bounded ---- */
 
@@ -149,4 +143,4 @@ static void move_rounds(void* arg) {
   free(h);
 }
 
-TEST(shim_retire_moved_ranges_stay_bounded) { run_child(move_rounds, "move rounds"); }
+TEST(shim_retire_moved_ranges_stay_bounded) { su_child_ok(move_rounds, "move rounds"); }
