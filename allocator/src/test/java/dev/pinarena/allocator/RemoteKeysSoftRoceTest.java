@@ -1,7 +1,5 @@
 package dev.pinarena.allocator;
 
-import dev.pinarena.registration.PinBudget;
-import dev.pinarena.registration.verbs.VerbsProbe;
 import dev.pinarena.registration.verbs.VerbsRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -15,8 +13,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What a peer holding a remote buffer's key reaches, over real RDMA (rxe0 in testbed/softroce), every byte
@@ -38,17 +34,7 @@ class RemoteKeysSoftRoceTest
 
     private void open(final RemoteKeyMode asked)
     {
-        final VerbsProbe probe = VerbsProbe.probe();
-        if (!probe.available())
-        {
-            if ("1".equals(System.getenv("PINARENA_REQUIRE_RDMA")))
-            {
-                fail("PINARENA_REQUIRE_RDMA=1 but " + probe);
-            }
-            assumeTrue(false, "no RDMA here (run in testbed/softroce): " + probe.reason());
-        }
-        registrar = VerbsRegistrar.open(probe.deviceNames().contains("rxe0") ? "rxe0" : null,
-            new PinBudget(PinBudget.UNLIMITED));
+        registrar = SoftRoceRegistrar.open();
         arena = PinnedArena.open(registrar, TestArenas.config(64L << 20).withRemoteKeys(asked));
         peer = new RdmaPeer(registrar.protectionDomain(), 2 * SIZE);
     }
