@@ -71,6 +71,7 @@ final class PagePool
         chunk.usedPages.set(first, first + pages);
         final Slab slab = spareSlabs.isEmpty() ? new Slab() : spareSlabs.pop();
         slab.format(chunk, first, classes, cls, slot, heap);
+        heap.linkOwned(slab);
         chunk.markSlab(first, pages, slab);
         return slab;
     }
@@ -80,6 +81,7 @@ final class PagePool
         final ArenaChunk chunk = slab.chunk;
         chunk.markFree(slab.firstPage, slab.pages);
         chunk.usedPages.clear(slab.firstPage, slab.firstPage + slab.pages);
+        slab.heap.unlinkOwned(slab);
         slab.heap = null;
         spareSlabs.push(slab);
     }
@@ -145,32 +147,6 @@ final class PagePool
         final ArenaChunk chunk = directory.chunkOf(address);
         final int first = chunk.pageOf(address);
         releaseRun(chunk, first, chunk.runPages(first));
-    }
-
-    /**
-     * Under the lock: every slab of a dead heap, for adoption.
-     */
-    synchronized List<Slab> slabsOf(final ThreadHeap heap)
-    {
-        final List<Slab> slabs = new ArrayList<>();
-        for (final List<ArenaChunk> chunks : chunksByScope)
-        {
-            for (final ArenaChunk chunk : chunks)
-            {
-                for (int page = 0; page < chunk.pageCount; page++)
-                {
-                    if (chunk.state(page) == ArenaChunk.SLAB)
-                    {
-                        final Slab slab = chunk.slab(page);
-                        if (slab.firstPage == page && slab.heap == heap)
-                        {
-                            slabs.add(slab);
-                        }
-                    }
-                }
-            }
-        }
-        return slabs;
     }
 
     private ArenaChunk chunkWithRun(final BufferScope scope, final int pages, final long request)

@@ -26,7 +26,7 @@ public final class PinnedArena implements AutoCloseable
     private final ArenaConfig config;
     private final ArenaCapacity capacity;
     private final ChunkDirectory directory;
-    private final ThreadHeaps heaps;
+    final ThreadHeaps heaps;
     private final Deallocator deallocator;
     private final Allocator allocator;
     private final ExposedKeys keys;

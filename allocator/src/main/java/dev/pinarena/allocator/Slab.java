@@ -318,6 +318,12 @@ abstract class SlabFormat
 
     /** Owner heap; changes when formatted and when a dead thread's heap is adopted (both under the pool lock). */
     volatile ThreadHeap heap;
+    /**
+     * Neighbours on the owner heap's list of every slab it owns ({@link ThreadHeap#linkOwned}), so adopting a
+     * dead heap visits its own slabs only. Guarded by the pool lock; written on slow paths only.
+     */
+    Slab prevOwned;
+    Slab nextOwned;
 }
 
 /**

@@ -68,6 +68,8 @@ final class ThreadHeap
     final Slab[] partialHead;
     @SuppressWarnings("unused") // accessed through PENDING_HEAD
     private volatile Slab pendingHead;
+    /** First of every slab this heap owns, current, partial or full ({@link Slab#nextOwned}). Pool lock. */
+    private Slab ownedSlabs;
     /** Neighbours on {@link ThreadHeaps}' list of heaps not adopted. Guarded by the pool lock. */
     ThreadHeap prevHeap;
     /** Written under the pool lock, read without it by the sums over heaps. */
@@ -414,9 +416,12 @@ final class ThreadHeap
      * follows it finds each slab's new owner) and before the take-all of what is pending (the order
      * {@link #pushPending} relies on). The dead heap is referenced by nothing of the arena afterwards.
      *
+     * Only the dead heap's own slabs are visited (its owned list), however large the arena.
+     *
      * @param dead a heap whose thread is observed dead (so everything it did happens-before this call).
+     * @return how many slabs were visited: the dead heap's.
      */
-    void adopt(final ThreadHeap dead)
+    int adopt(final ThreadHeap dead)
     {
         dead.thread = thread;
         for (int index = 0; index < dead.runCache.length; index++)
@@ -428,10 +433,16 @@ final class ThreadHeap
             dead.runCacheCount[index] = 0;
         }
         dead.runCacheBytes = 0;
-        for (final Slab slab : pool.slabsOf(dead))
+        int visited = 0;
+        Slab slab = dead.ownedSlabs;
+        dead.ownedSlabs = null;
+        while (slab != null)
         {
+            final Slab next = slab.nextOwned; // read before linkOwned rewrites the link
+            visited++;
             dead.unlinkPartial(slab);
             slab.heap = this;
+            linkOwned(slab);
             if (slab.used == 0 && slab.claimForRelease())
             {
                 pool.releaseSlab(slab);
@@ -440,11 +451,48 @@ final class ThreadHeap
             {
                 linkPartial(slab);
             }
+            slab = next;
         }
         Arrays.fill(dead.current, null);
         Arrays.fill(dead.partialHead, null);
         dead.adopted = true;
         dead.handOnPending();
+        return visited;
+    }
+
+    /**
+     * Under the pool lock: {@code slab}, just formatted for this heap or rehomed to it, joins its owned list.
+     */
+    void linkOwned(final Slab slab)
+    {
+        slab.prevOwned = null;
+        slab.nextOwned = ownedSlabs;
+        if (ownedSlabs != null)
+        {
+            ownedSlabs.prevOwned = slab;
+        }
+        ownedSlabs = slab;
+    }
+
+    /**
+     * Under the pool lock: {@code slab}, about to go back to the pool, leaves this heap's owned list.
+     */
+    void unlinkOwned(final Slab slab)
+    {
+        if (slab.prevOwned != null)
+        {
+            slab.prevOwned.nextOwned = slab.nextOwned;
+        }
+        else
+        {
+            ownedSlabs = slab.nextOwned;
+        }
+        if (slab.nextOwned != null)
+        {
+            slab.nextOwned.prevOwned = slab.prevOwned;
+        }
+        slab.prevOwned = null;
+        slab.nextOwned = null;
     }
 
     long buffersInUse()

@@ -52,6 +52,8 @@ final class ThreadHeaps
     private int heapArrivals;
     /** Written under the pool lock, read without it. */
     private volatile long adoptions;
+    /** Slabs visited by adoptions so far (each adoption visits the dead heap's own). Guarded by the pool lock. */
+    private long slabsVisitedByAdoption;
 
     ThreadHeaps(final PagePool pool, final ZeroOnFree zeroOnFree, final int classCount, final long runCacheLimit)
     {
@@ -149,7 +151,7 @@ final class ThreadHeaps
             if (heap != adopter && !heap.thread.isAlive())
             {
                 // isAlive() == false: everything the dead thread did happens-before this point.
-                adopter.adopt(heap);
+                slabsVisitedByAdoption += adopter.adopt(heap);
                 unlink(heap);
                 retired.add(heap); // its counters are final now: the adopter counts what it frees of them
                 adopted++;
@@ -159,6 +161,17 @@ final class ThreadHeaps
         cursor = heap;
         adoptions += adopted;
         return adopted;
+    }
+
+    /**
+     * @return slabs visited by every adoption so far: what adoption costs, beyond a constant per heap.
+     */
+    long slabsVisitedByAdoption()
+    {
+        synchronized (pool)
+        {
+            return slabsVisitedByAdoption;
+        }
     }
 
     private void unlink(final ThreadHeap heap)
