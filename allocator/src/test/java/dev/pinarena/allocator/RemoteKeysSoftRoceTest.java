@@ -1,5 +1,6 @@
 package dev.pinarena.allocator;
 
+import dev.pinarena.registration.testkit.VerbsLoopback;
 import dev.pinarena.registration.verbs.VerbsRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -7,6 +8,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -30,13 +34,20 @@ class RemoteKeysSoftRoceTest
 
     private VerbsRegistrar registrar;
     private PinnedArena arena;
-    private RdmaPeer peer;
+    private VerbsLoopback peer;
 
     private void open(final RemoteKeyMode asked)
     {
         registrar = SoftRoceRegistrar.open();
         arena = PinnedArena.open(registrar, TestArenas.config(64L << 20).withRemoteKeys(asked));
-        peer = new RdmaPeer(registrar.protectionDomain(), 2 * SIZE);
+        try
+        {
+            peer = VerbsLoopback.open(registrar.protectionDomain(), 2 * SIZE);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
     }
 
     @AfterEach
@@ -82,7 +93,7 @@ class RemoteKeysSoftRoceTest
         {
             peer.local().putByte(i, (byte)(i * 7 + 1));
         }
-        assertEquals(RdmaPeer.SUCCESS, peer.write(buffer, SIZE, key), "WRITE of the whole buffer");
+        assertEquals(VerbsLoopback.SUCCESS, peer.write(buffer, SIZE, key), "WRITE of the whole buffer");
         final UnsafeBuffer mine = new UnsafeBuffer(buffer, SIZE);
         for (int i = 0; i < SIZE; i++)
         {
@@ -93,12 +104,12 @@ class RemoteKeysSoftRoceTest
             mine.putByte(i, (byte)(i * 3 + 2));
         }
         peer.local().setMemory(0, SIZE, (byte)0);
-        assertEquals(RdmaPeer.SUCCESS, peer.read(buffer, SIZE, key), "READ of the whole buffer");
+        assertEquals(VerbsLoopback.SUCCESS, peer.read(buffer, SIZE, key), "READ of the whole buffer");
         for (int i = 0; i < SIZE; i++)
         {
             assertEquals((byte)(i * 3 + 2), peer.local().getByte(i), "byte " + i + " read by the peer");
         }
-        assertEquals(RdmaPeer.SUCCESS, peer.read(buffer + SIZE - 1, 1, key), "its last byte");
+        assertEquals(VerbsLoopback.SUCCESS, peer.read(buffer + SIZE - 1, 1, key), "its last byte");
 
         // one byte outside, either way, and the neighbours with each other's keys
         denied(buffer - 1, 1, key, "one byte before the buffer");
@@ -149,21 +160,21 @@ class RemoteKeysSoftRoceTest
         {
             peer.local().putByte(i, (byte)(i * 5 + 3));
         }
-        assertEquals(RdmaPeer.SUCCESS, peer.write(buffer, SIZE, key), "WRITE through the window");
+        assertEquals(VerbsLoopback.SUCCESS, peer.write(buffer, SIZE, key), "WRITE through the window");
         final UnsafeBuffer mine = new UnsafeBuffer(buffer, SIZE);
         for (int i = 0; i < SIZE; i++)
         {
             assertEquals((byte)(i * 5 + 3), mine.getByte(i), "byte " + i + " written through the window");
         }
         peer.local().setMemory(0, SIZE, (byte)0);
-        assertEquals(RdmaPeer.SUCCESS, peer.read(buffer, SIZE, key), "READ through the window");
+        assertEquals(VerbsLoopback.SUCCESS, peer.read(buffer, SIZE, key), "READ through the window");
         for (int i = 0; i < SIZE; i++)
         {
             assertEquals((byte)(i * 5 + 3), peer.local().getByte(i), "byte " + i + " read through the window");
         }
         final int past = peer.read(buffer + SIZE, 1, key);
         System.out.println("READ one byte past a window with its key: status " + past + " (the device " +
-            (past == RdmaPeer.SUCCESS ? "does NOT enforce" : "enforces") + " window bounds)");
+            (past == VerbsLoopback.SUCCESS ? "does NOT enforce" : "enforces") + " window bounds)");
         final long again = freeThenReuse(buffer, key);
         assertAll(neighbour, 'Z', "the neighbour");
         arena.free(again);
@@ -189,7 +200,7 @@ class RemoteKeysSoftRoceTest
         fill(again, 'N');
         denied(again, SIZE, key, "the new buffer with the old buffer's key");
         assertAll(again, 'N', "the new buffer after the old key's attempts");
-        assertEquals(RdmaPeer.SUCCESS, peer.read(again, SIZE, newKey), "the new buffer with its own key");
+        assertEquals(VerbsLoopback.SUCCESS, peer.read(again, SIZE, newKey), "the new buffer with its own key");
         for (int i = 0; i < SIZE; i++)
         {
             assertEquals((byte)'N', peer.local().getByte(i), "byte " + i + " of the new buffer");
@@ -200,9 +211,9 @@ class RemoteKeysSoftRoceTest
     private void denied(final long address, final int length, final int key, final String what)
     {
         final int write = peer.write(address, length, key);
-        assertEquals(RdmaPeer.REMOTE_ACCESS_ERROR, write, "WRITE to " + what + ": status " + write);
+        assertEquals(VerbsLoopback.REMOTE_ACCESS_ERROR, write, "WRITE to " + what + ": status " + write);
         final int read = peer.read(address, length, key);
-        assertEquals(RdmaPeer.REMOTE_ACCESS_ERROR, read, "READ of " + what + ": status " + read);
+        assertEquals(VerbsLoopback.REMOTE_ACCESS_ERROR, read, "READ of " + what + ": status " + read);
     }
 
     private static void fill(final long address, final char c)

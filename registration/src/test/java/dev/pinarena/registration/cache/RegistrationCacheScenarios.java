@@ -3,6 +3,7 @@ package dev.pinarena.registration.cache;
 import dev.pinarena.registration.Access;
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.os.internal.Linux;
+import dev.pinarena.registration.testkit.NativeBuild;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

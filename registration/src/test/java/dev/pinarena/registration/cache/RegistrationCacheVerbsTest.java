@@ -1,5 +1,6 @@
 package dev.pinarena.registration.cache;
 
+import dev.pinarena.registration.testkit.VerbsLoopback;
 import dev.pinarena.registration.verbs.RdmaDevice;
 import dev.pinarena.registration.verbs.VerbsRegistrar;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,6 +1,7 @@
 package dev.pinarena.registration.cache;
 
 import dev.pinarena.registration.AgronaAccess;
+import dev.pinarena.registration.testkit.NativeBuild;
 import org.junit.jupiter.api.Test;
 
 import java.io.File;

@@ -2,6 +2,7 @@ package dev.pinarena.registration.cache;
 
 import dev.pinarena.registration.PinBudget;
 import dev.pinarena.registration.Registrar;
+import dev.pinarena.registration.testkit.VerbsLoopback;
 import dev.pinarena.registration.verbs.VerbsRegistrar;
 
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.pinarena.registration.cache;
+package dev.pinarena.registration.testkit;
 
 import java.io.File;
 import java.io.IOException;
@@ -8,7 +8,7 @@ import java.io.IOException;
  * into the directory Maven passes as the system property {@code pinarena.native.dir} (surefire on the host,
  * {@code testbed/run-junit} in the guest).
  */
-final class NativeBuild
+public final class NativeBuild
 {
     private static final String PROPERTY = "pinarena.native.dir";
 
@@ -21,7 +21,7 @@ final class NativeBuild
      * @return its canonical path.
      * @throws IllegalStateException naming the property or the missing file and the build that makes it.
      */
-    static String file(final String name) throws IOException
+    public static String file(final String name) throws IOException
     {
         final String dir = System.getProperty(PROPERTY);
         if (dir == null)

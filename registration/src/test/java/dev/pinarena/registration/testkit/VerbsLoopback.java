@@ -1,4 +1,4 @@
-package dev.pinarena.registration.cache;
+package dev.pinarena.registration.testkit;
 
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Pointer;
@@ -9,17 +9,29 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.io.IOException;
 
 /**
- * The RDMA data check for the Java tests: RC loopback queue pairs on a registrar's protection domain and a
- * registered destination buffer, from the C helper {@code libpinarena-verbs-loopback.so}
- * ({@code bindings-c/tools/loopback_ffi.c}). Java cannot post work requests itself ({@code ibv_post_send} is
- * an inline function in {@code verbs.h}), so {@link #send} calls one C function that posts an RDMA WRITE with
- * the caller's lkey and waits for its completion; the comparison with the source's current bytes is done
- * here. A stale registration delivers the bytes of the frames it pinned, not what the address shows now.
- * <p>
- * Not thread-safe: one send at a time ({@link #send} is synchronized).
+ * The Java tests' one binding of bindings-c's {@code libpinarena-verbs-loopback.so}
+ * ({@code bindings-c/tools/loopback_ffi.c}): RC loopback queue pairs on a registrar's protection domain and a
+ * registered buffer of their own ({@link #local()}). Java cannot post work requests itself
+ * ({@code ibv_post_send} is an inline function in {@code verbs.h}), so each request is one C call that posts
+ * it and waits for its completion.
+ * <ul>
+ * <li>The data check ({@link #send}): an RDMA WRITE from the caller's buffer with its lkey into the local
+ *     buffer, compared here with the source's current bytes. A stale registration delivers the bytes of the
+ *     frames it pinned, not what the address shows now.</li>
+ * <li>A peer holding keys ({@link #read}, {@link #write}): RDMA READ and WRITE to an address with a key
+ *     exactly as a remote peer's would arrive, landing in or sent from the local buffer.</li>
+ * </ul>
+ * Not thread-safe: one request at a time (the methods are synchronized).
  */
-final class VerbsLoopback implements AutoCloseable
+public final class VerbsLoopback implements AutoCloseable
 {
+    /** Completion status of a successful request ({@code IBV_WC_SUCCESS}). */
+    public static final int SUCCESS = 0;
+    /** Completion status of a request the responder refused for its key or range ({@code IBV_WC_REM_ACCESS_ERR}). */
+    public static final int REMOTE_ACCESS_ERROR = 10;
+    private static final int READ = 0;
+    private static final int WRITE = 1;
+
     /** The C functions. */
     public interface Native
     {
@@ -27,6 +39,8 @@ final class VerbsLoopback implements AutoCloseable
         Pointer pa_vl_open(long pd, long dstLength);
 
         int pa_vl_write(Pointer handle, long src, int length, int lkey);
+
+        int pa_vl_rdma(Pointer handle, int op, int length, long remote, int rkey);
 
         long pa_vl_dst(Pointer handle);
 
@@ -36,34 +50,36 @@ final class VerbsLoopback implements AutoCloseable
     private static Native lib;
 
     private final Pointer handle;
-    private final UnsafeBuffer dst;
-    private final int capacity;
+    private final UnsafeBuffer local;
 
-    private VerbsLoopback(final Pointer handle, final long dstAddress, final int capacity)
+    private VerbsLoopback(final Pointer handle, final long localAddress, final int capacity)
     {
         this.handle = handle;
-        this.capacity = capacity;
-        this.dst = new UnsafeBuffer(dstAddress, capacity);
+        this.local = new UnsafeBuffer(localAddress, capacity);
     }
 
     /**
      * @return the helper library bindings-c's build makes ({@code libpinarena-verbs-loopback.so}).
-     * @throws IllegalStateException when it has not been built.
+     * @throws IllegalStateException when it has not been built (see {@link NativeBuild}).
      */
-    static synchronized Native library() throws IOException
+    public static synchronized Native library() throws IOException
     {
         if (lib == null)
         {
-            lib = LibraryLoader.create(Native.class).load(NativeBuild.file("libpinarena-verbs-loopback.so"));
+            lib = LibraryLoader.create(Native.class).failImmediately()
+                .load(NativeBuild.file("libpinarena-verbs-loopback.so"));
         }
         return lib;
     }
 
     /**
      * @param protectionDomain the registrar's {@code struct ibv_pd *}; the lkeys sent from must belong to it.
-     * @param capacity         largest send, in bytes (the destination is registered once, this size).
+     * @param capacity         bytes of the local buffer: the largest request.
+     * @return the connected pair.
+     * @throws IOException           if the library cannot be found.
+     * @throws IllegalStateException if the device refuses the pair.
      */
-    static VerbsLoopback open(final long protectionDomain, final int capacity) throws IOException
+    public static VerbsLoopback open(final long protectionDomain, final int capacity) throws IOException
     {
         final Native n = library();
         final Pointer h = n.pa_vl_open(protectionDomain, capacity);
@@ -74,17 +90,23 @@ final class VerbsLoopback implements AutoCloseable
         return new VerbsLoopback(h, n.pa_vl_dst(h), capacity);
     }
 
+    /** @return the pair's own registered buffer: where {@link #send} and {@link #read} land, what {@link #write} sends. */
+    public UnsafeBuffer local()
+    {
+        return local;
+    }
+
     /**
-     * RDMA WRITE {@code length} bytes at {@code address} through {@code lkey} into the destination.
+     * RDMA WRITE {@code length} bytes at {@code address} through {@code lkey} into {@link #local()}.
      *
      * @return how many delivered bytes equal the source's current bytes.
      * @throws IllegalStateException when the write or its completion fails.
      */
-    synchronized int send(final long address, final int length, final int lkey)
+    public synchronized int send(final long address, final int length, final int lkey)
     {
-        if (length > capacity)
+        if (length > local.capacity())
         {
-            throw new IllegalArgumentException("send of " + length + " > capacity " + capacity);
+            throw new IllegalArgumentException("send of " + length + " > capacity " + local.capacity());
         }
         final int rc = lib.pa_vl_write(handle, address, length, lkey);
         if (rc != 0)
@@ -96,7 +118,7 @@ final class VerbsLoopback implements AutoCloseable
         int same = 0;
         for (int i = 0; i < length; i++)
         {
-            same += src.getByte(i) == dst.getByte(i) ? 1 : 0;
+            same += src.getByte(i) == local.getByte(i) ? 1 : 0;
         }
         return same;
     }
@@ -104,14 +126,34 @@ final class VerbsLoopback implements AutoCloseable
     /**
      * @return how many of the first {@code length} delivered bytes equal {@code b}.
      */
-    synchronized int delivered(final int length, final byte b)
+    public synchronized int delivered(final int length, final byte b)
     {
         int n = 0;
         for (int i = 0; i < length; i++)
         {
-            n += dst.getByte(i) == b ? 1 : 0;
+            n += local.getByte(i) == b ? 1 : 0;
         }
         return n;
+    }
+
+    /**
+     * RDMA READ {@code length} bytes at {@code remote} with {@code rkey} into {@link #local()}.
+     *
+     * @return the completion status ({@link #SUCCESS}, {@link #REMOTE_ACCESS_ERROR}, ...).
+     */
+    public synchronized int read(final long remote, final int length, final int rkey)
+    {
+        return lib.pa_vl_rdma(handle, READ, length, remote, rkey);
+    }
+
+    /**
+     * RDMA WRITE the first {@code length} bytes of {@link #local()} to {@code remote} with {@code rkey}.
+     *
+     * @return the completion status.
+     */
+    public synchronized int write(final long remote, final int length, final int rkey)
+    {
+        return lib.pa_vl_rdma(handle, WRITE, length, remote, rkey);
     }
 
     public void close()

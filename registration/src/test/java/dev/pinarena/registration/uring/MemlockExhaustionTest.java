@@ -1,15 +1,10 @@
 package dev.pinarena.registration.uring;
 
-import dev.pinarena.registration.AgronaAccess;
+import dev.pinarena.registration.testkit.ChildJvm;
+import dev.pinarena.registration.testkit.MemlockChild;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,7 +20,7 @@ class MemlockExhaustionTest
     @Test
     void registeringPastTheLimitFailsClearlyAndLeaksNothing() throws IOException, InterruptedException
     {
-        final Map<String, String> child = runChild(MemlockExhaustionChild.class.getName());
+        final ChildJvm child = MemlockChild.run(MemlockChild.Kind.URING, LIMIT, 1L << 20);
 
         assertEquals("false", child.get("cap_ipc_lock"), "the child must not hold CAP_IPC_LOCK: " + child);
         assertEquals(Long.toString(LIMIT), child.get("limit"));
@@ -40,35 +35,5 @@ class MemlockExhaustionTest
         assertEquals("0", child.get("vmpin_after"), "nothing left pinned");
         assertEquals("0", child.get("pinned_after"));
         assertEquals("true", child.get("done"));
-    }
-
-    /**
-     * Runs {@code mainClass} in a JVM without CAP_IPC_LOCK and with RLIMIT_MEMLOCK at {@link #LIMIT}.
-     *
-     * @return its {@code key=value} output lines.
-     */
-    static Map<String, String> runChild(final String mainClass) throws IOException, InterruptedException
-    {
-        final String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        final Process process = new ProcessBuilder(List.of(
-            "prlimit", "--memlock=" + LIMIT + ":" + LIMIT,
-            "setpriv", "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock",
-            java, AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE, "-cp", classPath, mainClass))
-            .redirectErrorStream(true)
-            .start();
-        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(process.waitFor(120, TimeUnit.SECONDS), "child timed out");
-        assertEquals(0, process.exitValue(), "child failed:\n" + output);
-        final Map<String, String> values = new HashMap<>();
-        for (final String line : output.split("\n"))
-        {
-            final int eq = line.indexOf('=');
-            if (eq > 0)
-            {
-                values.put(line.substring(0, eq), line.substring(eq + 1));
-            }
-        }
-        return values;
     }
 }

@@ -2,14 +2,12 @@ package dev.pinarena.registration.verbs;
 
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Pointer;
-import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.SaveError;
 import jnr.ffi.types.size_t;
 
 /**
- * The few libc calls the verbs tests need: anonymous mappings to register and {@code setrlimit} for the
- * locked-memory test. Declared apart from {@code os.LibC}, so a failing verbs test points at the verbs
- * registrar and not at the OS layer.
+ * The few libc calls the verbs tests need: anonymous mappings to register. Declared apart from
+ * {@code os.LibC}, so a failing verbs test points at the verbs registrar and not at the OS layer.
  */
 public interface TestLibc
 {
@@ -19,8 +17,6 @@ public interface TestLibc
     int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
     /** {@code MAP_FAILED}. */
     long MAP_FAILED = -1L;
-    /** {@code RLIMIT_MEMLOCK} on Linux x86-64 and arm64. */
-    int RLIMIT_MEMLOCK = 8;
 
     /** The loaded binding. */
     TestLibc LIBC = LibraryLoader.create(TestLibc.class).load("c");
@@ -47,14 +43,6 @@ public interface TestLibc
      */
     @SaveError
     int munmap(long addr, @size_t long length);
-
-    /**
-     * @param resource an {@code RLIMIT_*}.
-     * @param rlimit   {soft, hard}.
-     * @return 0 or -1.
-     */
-    @SaveError
-    int setrlimit(int resource, @In long[] rlimit);
 
     /**
      * Maps anonymous read-write memory.

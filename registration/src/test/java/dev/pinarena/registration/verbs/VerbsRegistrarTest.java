@@ -13,6 +13,8 @@ import dev.pinarena.registration.RegistrationException;
 import dev.pinarena.registration.UnknownRegionException;
 import dev.pinarena.registration.os.ChunkMapper;
 import dev.pinarena.registration.os.MappedChunk;
+import dev.pinarena.registration.testkit.ChildJvm;
+import dev.pinarena.registration.testkit.MemlockChild;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -315,57 +317,26 @@ final class VerbsRegistrarTest
     void registrationBeyondRlimitMemlockFailsWithTheFixAndLeaksNothing() throws Exception
     {
         final long limit = MIB;
-        final long chunk = 256 * KIB;
-        final List<String> command = new ArrayList<>(List.of(
-            "setpriv", "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock",
-            Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-            AgronaAccess.EXPORTS_OPTION, AgronaAccess.EXPORTS_VALUE,
-            "-cp", childClassPath(),
-            VerbsMemlockChild.class.getName(),
-            Long.toString(limit), Long.toString(chunk), "64"));
-        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String output;
-        try
-        {
-            output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(child.waitFor(120, TimeUnit.SECONDS), "child did not finish");
-        }
-        finally
-        {
-            child.destroyForcibly();
-        }
-        System.out.println("memlock child:\n" + output);
-        assertEquals(0, child.exitValue(), output);
+        final long piece = 256 * KIB;
+        final ChildJvm child = MemlockChild.run(MemlockChild.Kind.VERBS, limit, piece);
+        System.out.println("memlock child:\n" + child);
 
-        final Map<String, String> lines = new HashMap<>();
-        for (final String line : output.split("\n"))
-        {
-            final int space = line.indexOf(' ');
-            if (space > 0)
-            {
-                lines.put(line.substring(0, space), line.substring(space + 1).trim());
-            }
-        }
-        final long capEff = Long.parseUnsignedLong(lines.getOrDefault("CAP_EFF", "0"), 16);
-        final long capIpcLock = 1L << 14;
-        assertEquals(0, capEff & capIpcLock, "the child still had CAP_IPC_LOCK: " + output);
-
-        final String failure = lines.get("FAILURE");
-        assertTrue(failure != null, "the child registered past RLIMIT_MEMLOCK: " + output);
-        assertEquals("ibv_reg_mr", lines.get("FAILURE_CALL"));
+        assertEquals("false", child.get("cap_ipc_lock"), "the child still had CAP_IPC_LOCK");
+        assertEquals(Long.toString(limit), child.get("limit"));
+        final String failure = child.get("message");
+        assertEquals("ibv_reg_mr", child.get("call"));
         assertTrue(failure.contains("ibv_reg_mr"), failure);
         assertTrue(failure.contains("ENOMEM") || failure.contains("EPERM"), failure);
         assertTrue(failure.contains("ulimit -l"), failure);
 
-        final int registered = Integer.parseInt(lines.get("REGISTERED"));
-        assertTrue(registered >= 1 && registered * chunk <= limit, "registered " + registered + " chunks: " + output);
-        assertEquals(registered * chunk / KIB, Long.parseLong(lines.get("VMPIN_FULL")) -
-            Long.parseLong(lines.get("VMPIN_START")), "the failed registration left pages pinned");
-        assertEquals(registered * chunk, Long.parseLong(lines.get("PINNED_BYTES_FULL")));
-        assertEquals("0", lines.get("PINNED_BYTES_AFTER"));
-        assertEquals("0", lines.get("REGION_COUNT_AFTER"));
-        assertEquals(lines.get("VMPIN_START"), lines.get("VMPIN_AFTER"), "pages stayed pinned: " + output);
-        assertTrue(output.lines().anyMatch("DONE"::equals), "the child did not finish cleanly: " + output);
+        final long refusedAfter = Long.parseLong(child.get("refused_after"));
+        assertTrue(refusedAfter >= piece && refusedAfter <= limit, "registered " + refusedAfter + " B: " + child);
+        assertEquals(refusedAfter, Long.parseLong(child.get("vmpin_at_failure")) -
+            Long.parseLong(child.get("vmpin_start")), "the failed registration left pages pinned");
+        assertEquals("0", child.get("pinned_after"));
+        assertEquals("0", child.get("regions_after"));
+        assertEquals(child.get("vmpin_start"), child.get("vmpin_after"), "pages stayed pinned");
+        assertEquals("true", child.get("done"));
     }
 
     private long map(final long length)
@@ -393,39 +364,5 @@ final class VerbsRegistrarTest
             }
         }
         assertFalse(regions.isEmpty());
-    }
-
-    /**
-     * The class path of this JVM as the child needs it: the launcher may load tests through its own class
-     * loader (the JUnit console launcher's --class-path), so java.class.path alone is not enough.
-     */
-    private static String childClassPath() throws URISyntaxException, IOException
-    {
-        final Set<String> entries = new LinkedHashSet<>();
-        for (ClassLoader loader = VerbsRegistrarTest.class.getClassLoader(); loader != null; loader = loader.getParent())
-        {
-            if (loader instanceof URLClassLoader)
-            {
-                for (final URL url : ((URLClassLoader)loader).getURLs())
-                {
-                    if ("file".equals(url.getProtocol()))
-                    {
-                        entries.add(new File(url.toURI()).getCanonicalPath());
-                    }
-                }
-            }
-        }
-        for (final String key : new String[] {"surefire.test.class.path", "java.class.path"})
-        {
-            final String value = System.getProperty(key);
-            if (value != null && !value.isEmpty())
-            {
-                for (final String entry : value.split(File.pathSeparator))
-                {
-                    entries.add(entry);
-                }
-            }
-        }
-        return String.join(File.pathSeparator, entries);
     }
 }
