@@ -64,7 +64,7 @@ public class AllocateFreeBenchmark
 
     /**
      * The handle form: address plus generation, checked on free (its cost is the difference to
-     * {@link #pinnedArena()}).
+     * {@link #pinnedArena()}; {@link dev.pinarena.perf.suite.PairedForks} measures it on a busy machine).
      *
      * @return the handle, so the work is not dead code.
      */
