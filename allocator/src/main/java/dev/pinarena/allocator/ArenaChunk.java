@@ -9,7 +9,8 @@ import java.util.BitSet;
 
 /**
  * Metadata of one chunk the arena owns: its mapping, its one registration, its scope, and for a shared
- * chunk the state of each arena page (free, part of a slab, head or body of a run, head of a cached run).
+ * chunk the state of each arena page (never used, part of a slab, head or body of a run, head of a cached
+ * run, freed).
  * <p>
  * A <em>dedicated</em> chunk holds exactly one buffer larger than the chunk size; it is kept for reuse when
  * freed, never unmapped while the arena is open.
@@ -26,7 +27,7 @@ import java.util.BitSet;
  */
 final class ArenaChunk
 {
-    /** Page holds no buffer. */
+    /** Page has never held a buffer. */
     static final byte FREE = 0;
     /** Page belongs to a slab of equal blocks. */
     static final byte SLAB = 1;
@@ -36,6 +37,11 @@ final class ArenaChunk
     static final byte RUN_BODY = 3;
     /** First page of a freed run kept in a thread's run cache. */
     static final byte RUN_CACHED = 4;
+    /**
+     * Page holds no buffer now but held one before: a free there is a double free, not an address the
+     * arena never gave out. Free for every allocation purpose, like {@link #FREE}.
+     */
+    static final byte FREED = 5;
 
     private static final VarHandle STATE = MethodHandles.arrayElementVarHandle(byte[].class);
     private static final VarHandle SLABS = MethodHandles.arrayElementVarHandle(Slab[].class);
@@ -128,6 +134,20 @@ final class ArenaChunk
         return runGenerations[headPage];
     }
 
+    /**
+     * Error path, without the lock: the head page of the run that {@code page} (a {@link #RUN_BODY}) belongs
+     * to, by walking back; a snapshot that a concurrent free or reuse may outdate.
+     */
+    int runHeadOf(final int page)
+    {
+        int head = page;
+        while (head > 0 && state(head) == RUN_BODY)
+        {
+            head--;
+        }
+        return head;
+    }
+
     int runPages(final int headPage)
     {
         return runPages[headPage];
@@ -160,13 +180,13 @@ final class ArenaChunk
     }
 
     /**
-     * Under the pool lock: marks pages free again.
+     * Under the pool lock: marks pages free again ({@link #FREED}: they held a buffer).
      */
     void markFree(final int first, final int pages)
     {
         for (int p = first; p < first + pages; p++)
         {
-            state(p, FREE);
+            state(p, FREED);
             slabByPage[p] = null;
         }
         runPages[first] = 0;

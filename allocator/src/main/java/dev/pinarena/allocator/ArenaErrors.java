@@ -65,7 +65,19 @@ final class ArenaErrors
     static UnknownAddressException inFreePage(final long address, final ArenaChunk chunk)
     {
         return new UnknownAddressException(address, "free(0x" + Long.toHexString(address) +
-            "): in " + chunk + " but in a free page that holds no buffer — double free or never allocated");
+            "): in " + chunk + " but in a page that never held a buffer — never allocated");
+    }
+
+    static DoubleFreeException inFreedPage(final long address, final ArenaChunk chunk)
+    {
+        return new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
+            "): in a page of " + chunk + " whose buffer was freed and that holds none now (double free)");
+    }
+
+    static DoubleFreeException insideFreeRun(final long address, final long runAddress)
+    {
+        return new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
+            "): inside the page run at 0x" + Long.toHexString(runAddress) + ", which is free (double free)");
     }
 
     static InteriorPointerException insideBlock(final long address, final Slab slab)
@@ -73,6 +85,14 @@ final class ArenaErrors
         final long offset = (address - slab.base) % slab.blockSize;
         return new InteriorPointerException(address, "free(0x" + Long.toHexString(address) + "): an interior pointer " +
             offset + " bytes into the " + slab.blockSize + "-byte block at 0x" + Long.toHexString(address - offset));
+    }
+
+    static DoubleFreeException insideFreeBlock(final long address, final Slab slab)
+    {
+        final long offset = (address - slab.base) % slab.blockSize;
+        return new DoubleFreeException(address, "free(0x" + Long.toHexString(address) + "): " + offset +
+            " bytes into the " + slab.blockSize + "-byte block at 0x" + Long.toHexString(address - offset) +
+            ", which is free (double free)");
     }
 
     static UnknownAddressException inSlabTail(final long address, final Slab slab)
@@ -91,6 +111,12 @@ final class ArenaErrors
     {
         return new InteriorPointerException(address, "free(0x" + Long.toHexString(address) +
             "): an interior pointer into the dedicated buffer at 0x" + Long.toHexString(chunk.base));
+    }
+
+    static DoubleFreeException insideFreeDedicated(final long address, final ArenaChunk chunk)
+    {
+        return new DoubleFreeException(address, "free(0x" + Long.toHexString(address) +
+            "): inside the dedicated buffer at 0x" + Long.toHexString(chunk.base) + ", which is free (double free)");
     }
 
     static DoubleFreeException dedicatedAlreadyFree(final long address, final ArenaChunk chunk)

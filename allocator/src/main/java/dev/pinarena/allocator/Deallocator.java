@@ -60,12 +60,35 @@ final class Deallocator
                 freeRun(chunk, page, address);
                 return;
             case ArenaChunk.RUN_BODY:
-                throw ArenaErrors.insideRun(address);
+                throw insideRunBody(chunk, page, address);
             case ArenaChunk.RUN_CACHED:
                 throw ArenaErrors.runAlreadyFree(address);
+            case ArenaChunk.FREED:
+                throw ArenaErrors.inFreedPage(address, chunk);
             default:
                 throw ArenaErrors.inFreePage(address, chunk);
         }
+    }
+
+    /*
+     * The refusals below run only for a bad free. They tell the three apart as free()'s Javadoc does: an
+     * address inside a buffer handed out now is an interior pointer; one in memory that held a buffer and
+     * holds none now (a freed page, a cached run, a free block, an idle dedicated chunk) is a double free;
+     * one in memory that never held a buffer was never given out.
+     */
+
+    private static ArenaException insideRunBody(final ArenaChunk chunk, final int page, final long address)
+    {
+        final int head = chunk.runHeadOf(page);
+        return chunk.state(head) == ArenaChunk.RUN_CACHED ?
+            ArenaErrors.insideFreeRun(address, chunk.pageAddress(head)) : ArenaErrors.insideRun(address);
+    }
+
+    private static ArenaException insideBlock(final Slab slab, final long address)
+    {
+        final int containing = (int)((address - slab.base) / slab.blockSize);
+        return slab.isAllocatedByRemoteView(containing) ?
+            ArenaErrors.insideBlock(address, slab) : ArenaErrors.insideFreeBlock(address, slab);
     }
 
     private void freeBlock(final Slab slab, final long address, final int generation)
@@ -73,7 +96,7 @@ final class Deallocator
         final int index = slab.blockIndex(address);
         if (index < 0)
         {
-            throw index == -1 ? ArenaErrors.insideBlock(address, slab) : ArenaErrors.inSlabTail(address, slab);
+            throw index == -1 ? insideBlock(slab, address) : ArenaErrors.inSlabTail(address, slab);
         }
         if (generation != ANY_GENERATION && generation != slab.generation(index))
         {
@@ -133,7 +156,8 @@ final class Deallocator
     {
         if (address != chunk.base)
         {
-            throw ArenaErrors.insideDedicated(address, chunk);
+            throw chunk.dedicatedInUse ? ArenaErrors.insideDedicated(address, chunk) :
+                ArenaErrors.insideFreeDedicated(address, chunk);
         }
         if (chunk.dedicatedInUse)
         {
