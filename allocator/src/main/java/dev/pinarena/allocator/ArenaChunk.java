@@ -13,7 +13,7 @@ import java.util.BitSet;
  * run, freed).
  * <p>
  * A <em>dedicated</em> chunk holds exactly one buffer larger than the chunk size; it is kept for reuse when
- * freed, never unmapped while the arena is open.
+ * freed; unmapped while the arena is open only when the pool releases it, idle, at its cap.
  * <p>
  * C counterpart: the malloc shim's {@code pa_chunk_t} ({@code bindings-c/src/shim/types.h}): a shared chunk
  * is a regular chunk ({@code PA_CHUNK_REGULAR}, cut into 64 KiB slices where this one has 8 KiB arena pages;

@@ -38,6 +38,12 @@ final class ArenaErrors
             "): not inside any chunk of this arena — never allocated here");
     }
 
+    static DoubleFreeException inReleasedChunk(final long address, final long chunkBase)
+    {
+        return new DoubleFreeException(address, "free(0x" + Long.toHexString(address) + "): in the dedicated chunk at 0x" +
+            Long.toHexString(chunkBase) + ", freed and then released at the arena's cap (double free)");
+    }
+
     static UnknownAddressException notInArena(final String operation, final long address)
     {
         return new UnknownAddressException(address, operation + "(0x" + Long.toHexString(address) +

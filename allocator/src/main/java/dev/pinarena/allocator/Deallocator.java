@@ -32,7 +32,8 @@ final class Deallocator
         final ArenaChunk chunk = directory.chunkOf(address);
         if (chunk == null)
         {
-            throw ArenaErrors.notInArena(address);
+            final long released = pool.releasedChunkHolding(address);
+            throw released != 0 ? ArenaErrors.inReleasedChunk(address, released) : ArenaErrors.notInArena(address);
         }
         if (chunk.dedicated)
         {

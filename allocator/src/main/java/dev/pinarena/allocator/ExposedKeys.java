@@ -210,6 +210,19 @@ final class ExposedKeys
     }
 
     /**
+     * @return true if a key a peer may hold still reaches the chunk: the chunk's own with chunk keys, or a
+     * buffer's recorded at its base (a revocation that failed). Such a chunk is never released.
+     */
+    synchronized boolean reaches(final ArenaChunk chunk)
+    {
+        if (chunk.scope != BufferScope.REMOTE)
+        {
+            return false;
+        }
+        return mode() == RemoteKeyMode.CHUNK || handles.get(chunk.base) != NONE;
+    }
+
+    /**
      * @return the key of the live remote buffer starting at address, or -1 if there is none.
      */
     synchronized long rkey(final long address)

@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * and spare slab objects. Every method runs under this object's monitor — the arena's one lock, taken only
  * on slow paths (a heap needs a new slab, a run misses the thread's cache, a chunk is mapped).
  * <p>
- * Chunks are mapped and registered here, once, and are deregistered and unmapped only by {@link #closeAll}.
+ * Chunks are mapped and registered here, once, and are deregistered and unmapped by {@link #closeAll}, and
+ * before a request is refused at the cap, idle dedicated chunks no key reaches ({@link #releaseIdleDedicated}).
  */
 final class PagePool
 {
@@ -31,6 +32,7 @@ final class PagePool
     private final List<List<ArenaChunk>> chunksByScope = new ArrayList<>();
     private final List<ArenaChunk> dedicatedChunks = new ArrayList<>();
     private final ArrayDeque<Slab> spareSlabs = new ArrayDeque<>();
+    private final ReleasedChunks released = new ReleasedChunks();
 
     // Counters: written under the lock, read without it (statistics and metrics never wait for the lock).
     private volatile long mappedBytes;
@@ -168,7 +170,7 @@ final class PagePool
 
     private ArenaChunk mapAndRegister(final BufferScope scope, final long size, final boolean dedicated, final long request)
     {
-        if (size > capBytes - mappedBytes)
+        if (size > capBytes - mappedBytes && !releaseIdleDedicated(size))
         {
             throw new ArenaExhaustedException(0, "cannot allocate " + request + " bytes (" + scope +
                 "): a new " + size + "-byte chunk would pin " + (mappedBytes + size) + " bytes, over the arena cap of " +
@@ -202,11 +204,70 @@ final class PagePool
         }
         registrations++;
         final ArenaChunk chunk = new ArenaChunk(mapping, region, scope, dedicated);
+        released.forgetOverlapping(chunk.base, chunk.size);
         directory.add(chunk);
         mappedBytes += size;
         bytesByBacking.getAndAdd(mapping.backing().ordinal(), size);
         chunkCount++;
         return chunk;
+    }
+
+    /**
+     * Under the lock, at the cap: a freed dedicated chunk waits for a request of its own size, so chunks of
+     * other sizes could fill the cap with nothing in use. Releases idle dedicated chunks that no key reaches
+     * ({@link ExposedKeys#reaches}) until {@code size} more bytes fit — deregistered first, then out of the
+     * directory, then unmapped, so no registration ever covers memory handed back — if together they make
+     * enough room; otherwise releases nothing.
+     *
+     * @return true if {@code size} more bytes fit under the cap now.
+     */
+    private boolean releaseIdleDedicated(final long size)
+    {
+        long releasable = 0;
+        for (final ArenaChunk chunk : dedicatedChunks)
+        {
+            if (!chunk.dedicatedInUse && !keys.reaches(chunk))
+            {
+                releasable += chunk.size;
+            }
+        }
+        if (size > capBytes - mappedBytes + releasable)
+        {
+            return false;
+        }
+        for (int i = dedicatedChunks.size() - 1; i >= 0 && size > capBytes - mappedBytes; i--)
+        {
+            final ArenaChunk chunk = dedicatedChunks.get(i);
+            if (!chunk.dedicatedInUse && !keys.reaches(chunk))
+            {
+                releaseDedicatedChunk(chunk);
+                dedicatedChunks.remove(i);
+            }
+        }
+        return true;
+    }
+
+    private void releaseDedicatedChunk(final ArenaChunk chunk)
+    {
+        // A failed deregistration throws with the chunk untouched: still idle, listed and pinned.
+        registrar.deregister(chunk.region);
+        released.add(chunk.base, chunk.size);
+        directory.remove(chunk);
+        mappedBytes -= chunk.size;
+        bytesByBacking.getAndAdd(chunk.mapping.backing().ordinal(), -chunk.size);
+        chunkCount--;
+        idleOrBusyDedicatedChunks--;
+        chunk.mapping.unmap();
+    }
+
+    /**
+     * Any thread, error path of a free outside every chunk.
+     *
+     * @return the base of a dedicated chunk released at the cap that held {@code address}, or 0.
+     */
+    long releasedChunkHolding(final long address)
+    {
+        return released.chunkHolding(address);
     }
 
     private int accessOf(final BufferScope scope)

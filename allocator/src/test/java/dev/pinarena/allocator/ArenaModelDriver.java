@@ -6,7 +6,9 @@ import dev.pinarena.registration.uring.FixedBufferProbe;
 import dev.pinarena.registration.uring.IoUringRegistrar;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -17,8 +19,9 @@ import java.util.concurrent.Future;
  * Runs {@link ModelOp} sequences against one {@link PinnedArena}, over an io_uring registrar, and
  * reports what it sees to a {@link RuleModel}: addresses, bytes (read directly and sent through the key with
  * io_uring WRITE_FIXED), physical frames (pagemap, as root) and registrations. A second thread allocates and
- * frees for {@code h} and {@code x}. The arena has no trim: {@code t} checks that no remembered frame moved,
- * and closing the arena ({@link #close}) must leave the registrar with nothing pinned.
+ * frees for {@code h} and {@code x}. The arena has no trim: {@code t} checks that no remembered frame moved;
+ * memory leaves only when the arena releases idle dedicated chunks at its cap (seen as registrations ended)
+ * and when it is closed ({@link #close}), which must leave the registrar with nothing pinned.
  */
 final class ArenaModelDriver implements AutoCloseable
 {
@@ -34,9 +37,8 @@ final class ArenaModelDriver implements AutoCloseable
     private final UnsafeBuffer view = new UnsafeBuffer(0, 0);
     // One arena for many sequences: opening and closing one per sequence cost ~100 ms (io_uring's buffer
     // table updates), and memory freed by earlier sequences is what later ones must be handed safely. It is
-    // replaced after a failure (the next sequence, a shrinker's candidate, starts clean) and once it pins half
-    // its cap: the arena never gives memory back while open and keeps a freed dedicated chunk for its own
-    // size, so thousands of sequences would reach the cap with nothing in use.
+    // replaced only after a failure (the next sequence, a shrinker's candidate, starts clean). Freed dedicated
+    // chunks of many sizes pile up over thousands of sequences until the arena releases some at its cap.
     private static final long CAP = 256L << 20;
     private PinnedArena arena = PinnedArena.open(registrar, TestArenas.config(CAP));
 
@@ -47,11 +49,6 @@ final class ArenaModelDriver implements AutoCloseable
     void run(final List<ModelOp> ops)
     {
         final RuleModel model = new RuleModel(false);
-        if (arena.stats().pinnedBytes() > CAP / 2)
-        {
-            closeArena();
-            arena = PinnedArena.open(registrar, TestArenas.config(CAP));
-        }
         int index = 0;
         try
         {
@@ -61,7 +58,9 @@ final class ArenaModelDriver implements AutoCloseable
                 {
                     throw new IllegalArgumentException("op #" + index + " '" + op + "' is not legal here for the Java model");
                 }
+                final Map<Long, Region> before = op.kind() == 'a' ? regionsOfRememberedPages(model) : Map.of();
                 step(arena, model, op);
+                forgetReleased(model, before);
                 model.apply(op, index);
                 if (op.kind() == 'a')
                 {
@@ -109,7 +108,34 @@ final class ArenaModelDriver implements AutoCloseable
         }
     }
 
-    /** Rule release, Java's form: the arena gives memory back only when closed, and then all of it. */
+    /** Only an allocation may release (idle dedicated chunks, at the cap): the registrations it may end. */
+    private Map<Long, Region> regionsOfRememberedPages(final RuleModel model)
+    {
+        final Map<Long, Region> regions = new HashMap<>();
+        for (final long page : model.rememberedPages())
+        {
+            regions.put(page, arena.region(page));
+        }
+        return regions;
+    }
+
+    /**
+     * Rule release while open: a page whose registration the operation ended was released (deregistered,
+     * then unmapped, perhaps mapped again for a new chunk): the model checks that no live block lay there and
+     * forgets its frames and keys.
+     */
+    private static void forgetReleased(final RuleModel model, final Map<Long, Region> before)
+    {
+        before.forEach((page, region) ->
+        {
+            if (!region.isLive())
+            {
+                model.released(page, RuleModel.PAGE);
+            }
+        });
+    }
+
+    /** Rule release, Java's form: closing the arena gives back all of it. */
     private void closeArena()
     {
         if (broken)
