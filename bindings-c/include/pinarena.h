@@ -148,6 +148,11 @@ int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
  * With io_uring, mlock or no registrar there are no remote keys at all: the
  * buffers are plain memory and pinarena_lookup returns -ENODATA for them.
  * A forked child must not use the keys: registrations are the parent's.
+ * With io_uring the parent's keys stay but its registered pages get new
+ * frames at fork (the shim unpins them around fork and pins them again,
+ * which copies pages the child still shares): they hold the parent's bytes,
+ * yet fixed-buffer I/O in flight across fork completes on the old frames,
+ * now the child's (bindings-c/FORK.md).
  * ------------------------------------------------------------------------- */
 
 #define PINARENA_REMOTE_READ  4        /* == IBV_ACCESS_REMOTE_READ */

@@ -352,9 +352,10 @@ static void child_signals_default(void) {
 }
 
 /* The parent after a fork. With io_uring the shim suspends its registrations across fork and pins them
-   again in the parent, into the same slots (FORK.md, "io_uring"): the keys stay, but pages the child still
-   shares copy-on-write move to new frames when they are pinned again. Frames are checked across fork only
-   for other registrars; the keys are checked at the next lookup as always. */
+   again in the parent, into the same slots: the keys stay, but pages the child still shares copy-on-write
+   move to new frames when they are pinned again, as FORK.md documents ("The parent does not keep its
+   frames under io_uring"; 17 of 18 runs of 'a0:100 k0 t F' with this check). Frames are checked across
+   fork only for other registrars; the keys are checked at the next lookup as always. */
 static int after_fork(void) {
   if (strcmp(pinarena_registrar(), "io_uring") == 0) { nframes = 0; return 0; }
   return observe_all("in the parent after fork");
