@@ -105,7 +105,9 @@ typedef struct pinarena_region {
  * key; this case takes a lock (not for signal handlers).
  * Returns 0 (registered, *out filled); -ENODATA: the memory is the shim's
  * but not registered (pin cap, RLIMIT_MEMLOCK, registrar none, inherited
- * across fork), *out filled with registered = 0; -ENOENT: not the shim's
+ * across fork, or a page of its chunk the program made read-only: verbs
+ * and io_uring pin for writing, and the shim never lifts the program's
+ * protection to pin), *out filled with registered = 0; -ENOENT: not the shim's
  * memory (a huge object's reserved room above its pages included); -ERANGE:
  * the range leaves the chunk or the huge object (len too large). */
 int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out);
