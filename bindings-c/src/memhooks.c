@@ -126,8 +126,7 @@ static size_t shm_len(uintptr_t addr) {
   char* line;
   while (pa_lr_next(&lr, &line) >= 0) {
     uint64_t s, e;
-    size_t n = pa_parse_hex(line, &s);
-    if (n == 0 || line[n] != '-' || pa_parse_hex(line + n + 1, &e) == 0) continue;
+    if (pa_parse_maps_range(line, &s, &e) == 0) continue;
     if ((uintptr_t)s == end) end = (uintptr_t)e;
   }
   pa_lr_close(&lr);

@@ -259,13 +259,6 @@ static int os_readback(pa_mapping_t* c) {
   return 0;
 }
 
-/* smaps: a header line "start-end perms ..." per VMA, then "Key: value kB" lines. */
-static int smaps_header(const char* line, uint64_t* start, uint64_t* end) {
-  size_t n = pa_parse_hex(line, start);
-  if (n == 0 || line[n] != '-') return 0;
-  return pa_parse_hex(line + n + 1, end) > 0;
-}
-
 static int smaps_key(const char* line, const char* key, uint64_t* out) {
   size_t k = strlen(key);
   if (strncmp(line, key, k) != 0 || line[k] != ':') return 0;
@@ -282,7 +275,7 @@ int pa_os_vma_info(const void* addr, pa_vma_info_t* out) {
   memset(out, 0, sizeof(*out));
   while (pa_lr_next(&lr, &line) >= 0) {
     uint64_t s, e;
-    if (smaps_header(line, &s, &e)) {
+    if (pa_parse_maps_range(line, &s, &e) > 0) {   /* smaps: a VMA's "start-end perms ..." line */
       if (inside) break;           /* past our VMA */
       inside = (a >= s && a < e);
       if (inside) { found = 1; out->start = (uintptr_t)s; out->end = (uintptr_t)e; }

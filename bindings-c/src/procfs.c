@@ -98,6 +98,13 @@ size_t pa_parse_hex(const char* s, uint64_t* out) {
   return (size_t)(p - s);
 }
 
+size_t pa_parse_maps_range(const char* line, uint64_t* start, uint64_t* end) {
+  size_t n = pa_parse_hex(line, start);
+  if (n == 0 || line[n] != '-') return 0;
+  size_t m = pa_parse_hex(line + n + 1, end);
+  return m == 0 ? 0 : n + 1 + m;
+}
+
 int pa_proc_field(const char* path, const char* key, uint64_t* out) {
   pa_linereader_t lr;
   int rc = pa_lr_open(&lr, path);

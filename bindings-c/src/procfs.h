@@ -38,6 +38,10 @@ void pa_lr_close(pa_linereader_t* lr);
 size_t pa_parse_u64(const char* s, uint64_t* out);
 size_t pa_parse_hex(const char* s, uint64_t* out);
 
+/* The "start-end" that opens a mapping's line in /proc/PID/maps or smaps.
+ * Returns the characters consumed (0 when the line is not a mapping's). */
+size_t pa_parse_maps_range(const char* line, uint64_t* start, uint64_t* end);
+
 /* Value of "Key:   <number> [kB]" in a /proc file such as /proc/self/status
  * (`key` without the colon). The number is returned as written: in kB for
  * kB fields, a count for HugePages_Free. Returns 0, -ENOENT when the key is

@@ -176,12 +176,12 @@ static int walk_next(vmawalk_t* w) {
   char* line;
   while (pa_lr_next(&w->lr, &line) >= 0) {
     uint64_t s, t;
-    size_t n = pa_parse_hex(line, &s), m;
-    if (n != 0 && line[n] == '-' && (m = pa_parse_hex(line + n + 1, &t)) != 0) {   /* a mapping's first line */
+    size_t n = pa_parse_maps_range(line, &s, &t);
+    if (n != 0) {                                                     /* a mapping's first line */
       if (s >= w->e) return 0;
       w->pending = t > w->a;
       if (!w->pending) continue;
-      const char* perm = line + n + 1 + m + 1;
+      const char* perm = line + n + 1;
       w->from = s > w->a ? s : w->a;
       w->to = t < w->e ? t : w->e;
       w->prot = (perm[0] == 'r' ? PROT_READ : 0) | (perm[1] == 'w' ? PROT_WRITE : 0) | (perm[2] == 'x' ? PROT_EXEC : 0);
