@@ -13,6 +13,8 @@
  *   api.c       pinarena.h: lookup, PD adoption, release callback, trim, stats
  *   cache.c     pinarena_cache_*: a registration cache for memory the shim does not own
  *   stack_events.c  the RDMA stacks hear of unmaps from the shim (UCX's event handler)
+ *   stack_ofi.c     libfabric's MR cache takes the shim as its memory monitor (fi_fabric)
+ *   stack_watch.c   with PINARENA_UFFD=1, what the stacks register is watched (ibv_reg_mr)
  *   classes.c   the size-class tables (classes.h)
  *   options.c   the PINARENA_* environment, read without allocating
  *   init.c      process start-up, constructor, destructor
@@ -295,6 +297,7 @@ PA_HIDDEN int   pa_remote_lookup(const void* p, size_t len, struct pinarena_regi
 PA_HIDDEN size_t pa_remote_trim(void);                 /* pinarena_trim: free remote chunks to the OS */
 PA_HIDDEN size_t pa_remote_reclaim(size_t want);      /* reclaim.c: free unregistered remote chunks to the OS */
 PA_HIDDEN int   pa_remote_owns(uintptr_t a);          /* a lies in a remote chunk; no lock, any context */
+PA_HIDDEN void  pa_stack_watch(const void* addr, size_t len);   /* stack_watch.c: uffd watches a stack's range */
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);

@@ -142,6 +142,9 @@ PA_HIDDEN void pa_read_options(void) {
   v = pa_getenv("PINARENA_RECLAIM");
   pa_opts.reclaim = v == NULL || v[0] == 0 ? 1 : (v[0] == '0' && v[1] == 0) ? 0 : (v[0] == '1' && v[1] == 0) ? 2 : 1;
   if (v != NULL && strcmp(v, "0") && strcmp(v, "1")) pa_warn("PINARENA_RECLAIM=", v, " is not 0 or 1; 1 assumed", NULL);
+  /* PINARENA_STACK_EVENTS=0: the shim feeds neither UCX nor libfabric (their own hooks, as configured) */
+  v = pa_getenv("PINARENA_STACK_EVENTS");
+  pa_opts.stack_events_off = v != NULL && strcmp(v, "0") == 0;
   v = pa_getenv("PINARENA_REGISTER");
   pa_opts.reg_eager = 0;
   if (v != NULL && !strcmp(v, "eager")) pa_opts.reg_eager = 1;

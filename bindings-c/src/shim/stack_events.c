@@ -53,8 +53,8 @@ static void ucm_bind(void) {
   ucm_real_set_handler = (ucm_set_handler_fn)dlsym(from, "ucm_set_event_handler");
   ucm_external_fn external = (ucm_external_fn)dlsym(from, "ucm_set_external_event");
   ucm_real_vm_munmap = (ucm_vm_munmap_fn)dlsym(from, "ucm_vm_munmap");
-  const char* opt = getenv("PINARENA_STACK_EVENTS");
-  int off = opt != NULL && strcmp(opt, "0") == 0;
+  pa_ensure_init();                          /* pa_opts: read at the shim's first use */
+  int off = pa_opts.stack_events_off;
   if (ucm_real_set_handler == NULL) {
     pa_write_str(2, "pinarena: ucm_set_event_handler called but libucm's own is not loaded\n");
   } else if (!off && external != NULL && ucm_real_vm_munmap != NULL) {

@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "ivset.h"
-#include "ufd_monitor.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -65,7 +64,7 @@ static void monitor_stop(struct fid_mem_monitor* m) { (void)m; }
 static int monitor_subscribe(struct fid_mem_monitor* m, const void* addr, size_t len) {
   (void)m;
   atomic_fetch_add_explicit(&ofi_subscribed, 1, memory_order_relaxed);
-  if (pa_ufd_active()) (void)pa_ufd_watch(addr, len);   /* EINVAL (file mapping) / EBUSY: hooks only */
+  pa_stack_watch(addr, len);
   return 0;
 }
 
@@ -115,8 +114,8 @@ static void ofi_bind(void) {
 
 /* Once per process, after the first fabric opened: hand libfabric the monitor. */
 static void ofi_import(void) {
-  const char* opt = getenv("PINARENA_STACK_EVENTS");
-  if ((opt != NULL && strcmp(opt, "0") == 0) || ofi_real_open == NULL) return;
+  pa_ensure_init();                          /* pa_opts: read at the shim's first use */
+  if (pa_opts.stack_events_off || ofi_real_open == NULL) return;
   struct fid* cache = NULL;
   int rc = ofi_real_open(OFI_MR_CACHE_API, "mr_cache", NULL, 0, 0, &cache, NULL);
   if (rc == 0) {

@@ -40,9 +40,15 @@ static void watch_bind(void) {
   real_reg_mr_iova2 = (reg_mr_iova2_fn)dlvsym(from, "ibv_reg_mr_iova2", "IBVERBS_1.8");
 }
 
+/* A range a stack registered (or subscribed, stack_ofi.c) is watched while the
+ * monitor runs. EINVAL (a file mapping) / EBUSY (the program's own
+ * userfaultfd): the symbol hooks still report it. */
+PA_HIDDEN void pa_stack_watch(const void* addr, size_t length) {
+  if (length != 0 && pa_ufd_active()) (void)pa_ufd_watch(addr, length);
+}
+
 static void watch(const struct ibv_mr* mr, void* addr, size_t length) {
-  /* EINVAL (a file mapping) / EBUSY (the program's own userfaultfd): the symbol hooks still report it */
-  if (mr != NULL && length != 0 && pa_ufd_active()) (void)pa_ufd_watch(addr, length);
+  if (mr != NULL) pa_stack_watch(addr, length);
 }
 
 PA_EXPORT struct ibv_mr* ibv_reg_mr(struct ibv_pd* pd, void* addr, size_t length, int access) {

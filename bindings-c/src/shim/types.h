@@ -211,6 +211,8 @@ typedef struct pa_opts_s {
   int     reg_eager;           /* register chunks when mapped (else on their first lookup) */
   int     reclaim;             /* freed memory of one kind serves others (reclaim.c; PINARENA_RECLAIM):
                                   0 never, 1 while no RDMA stack is loaded (default), 2 always */
+  int     stack_events_off;    /* PINARENA_STACK_EVENTS=0: UCX and libfabric are not fed (stack_events.c,
+                                  stack_ofi.c) */
   uint64_t max_pinned;         /* 0 = no cap of our own */
   char    stats_path[256];
   int     verbose;
