@@ -3,8 +3,8 @@
 # Included by the Makefile; programs land in $(BUILD)/mpi.
 #   make mpi            build them (part of `all`: they keep compiling)
 #   make mpi-vm-test    boot the guest once and run tests/mpi/run.sh there (asserts every outcome);
-#                       (then, for MPI_PART=all, two guests: each stack's fed seed between two kernels);
-#                       MPI_PART=seed|keys|savings|stacks|stacks-ucx|stacks-ofi|two-kernels runs one part only
+#                       then, for MPI_PART=all, two guests: the stacks' hazard set between two kernels;
+#                       TESTS_FILTER=substring: only the steps named so; MPI_PART=PART: one part of run.sh
 #   make mpi-two-guests-test   the seed with the MPI's own hooks (pml cm/ofi), one rank in each of two guests
 MPI_DIR   := $(BUILD)/mpi
 MPICC     ?= mpicc
@@ -29,17 +29,26 @@ $(MPI_REGCOUNT): tests/mpi/regcount.c tests/mpi/regcount.h tests/mpi/mpi.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(MPI_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
-# One guest boot for every MPI scenario (tests/mpi/README.md); results in $(MPI_DIR)/results. Then (MPI_PART
-# all or two-kernels) two guests, one rank each (../testbed/two-guests): the seed on heap memory with each stack
-# fed by the shim, between two kernels.
+# One guest boot for the MPI scenarios of run.sh's part $(MPI_PART) (tests/mpi/README.md), results in
+# $(MPI_DIR)/results; then (MPI_PART all or two-kernels) two guests, one rank each (../testbed/two-guests):
+# each stack fed by the shim and under the hooks to compare with, hazard set and all, between two kernels.
+# TESTS_FILTER=substring runs only the steps whose name contains it (run.sh --list PART names them); a
+# guest whose steps all miss the filter is not booted.
+MPI_ONE_PART = $(if $(filter two-kernels,$(MPI_PART)),,$(MPI_PART))
+MPI_TWO_PART = $(if $(filter all two-kernels,$(MPI_PART)),two-kernels,)
+MPI_SELECTS = { [ -n "$(1)" ] && { [ -z "$(TESTS_FILTER)" ] || tests/mpi/run.sh --list $(1) | grep -qF -- "$(TESTS_FILTER)"; }; }
 mpi-vm-test: mpi $(SHIM)
-	@if [ "$(MPI_PART)" != two-kernels ]; then \
-	  ../testbed/softroce --mttcg --rw $(abspath $(MPI_DIR)/results) --env PINARENA_MPI_ITERATIONS=10 -- \
-	    tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results) $(MPI_PART); \
+	@$(call MPI_SELECTS,$(MPI_ONE_PART)) || $(call MPI_SELECTS,$(MPI_TWO_PART)) || \
+	  { echo "mpi-vm-test: no MPI step of part $(MPI_PART) matches TESTS_FILTER=$(TESTS_FILTER): no guest booted"; }
+	@if $(call MPI_SELECTS,$(MPI_ONE_PART)); then \
+	  ../testbed/softroce --mttcg --rw $(abspath $(MPI_DIR)/results) --env PINARENA_MPI_ITERATIONS=10 \
+	    --env TESTS_FILTER=$(TESTS_FILTER) -- \
+	    tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results) $(MPI_ONE_PART); \
 	fi
-	@if [ "$(MPI_PART)" = all ] || [ "$(MPI_PART)" = two-kernels ]; then \
-	  ../testbed/two-guests --rw $(abspath $(MPI_DIR)/results-two-kernels) -- \
-	    tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results-two-kernels) two-kernels; \
+	@if $(call MPI_SELECTS,$(MPI_TWO_PART)); then \
+	  ../testbed/two-guests --rw $(abspath $(MPI_DIR)/results-two-kernels) --env TESTS_FILTER=$(TESTS_FILTER) -- \
+	    tests/mpi/run.sh $(abspath $(MPI_DIR)) $(abspath $(SHIM)) $(abspath $(MPI_DIR)/results-two-kernels) \
+	    $(MPI_TWO_PART); \
 	fi
 
 # The seed over pml cm/ofi with one rank in each of two guests on one link (../testbed/two-guests): RDMA

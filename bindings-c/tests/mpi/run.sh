@@ -2,6 +2,9 @@
 # run.sh — a real MPI over rxe0, asserted. Runs INSIDE the Soft-RoCE guest (make mpi-vm-test boots it):
 #
 #   tests/mpi/run.sh MPI_BUILD_DIR LIBPINARENA_SO RESULTS_DIR [PART]   (PART: see the case at the end)
+#   tests/mpi/run.sh --list [PART]     the names of PART's steps, one a line (nothing is run; on the host too)
+#
+# TESTS_FILTER=substring (environment): only the steps whose name contains it run (the C runners' filter).
 #
 # seed     the hazard in Open MPI, over both of its RDMA paths (pml cm + ofi verbs;ofi_rxm, and pml ucx):
 #          (a) glibc malloc with the MPI's stock memory hooks: fresh data, the cache re-registers and logs
@@ -15,23 +18,36 @@
 #          a fixed 1 MiB mmap threshold) and the shim: registrations and deregistrations per loop, written
 #          to RESULTS_DIR/savings.csv (read by ./pinarena bench).
 # stacks   UCX and libfabric with no hooks and their caches on, fed by the shim (settings: ../../stacks.tsv):
-#          the heap seed, the foreign-memory hazards, fork, and a raw munmap under PINARENA_UFFD=1, against
-#          Open MPI's hooks and the stack's own (stacks-ucx / stacks-ofi: one stack).
-# two-kernels  each stack's fed heap seed (make mpi-vm-test runs it with the ranks in two guests).
+#          the heap seed, the foreign-memory hazards, fork, and a raw munmap under PINARENA_UFFD=1
+#          (stacks-fed), against Open MPI's hooks and the stack's own (stacks-hooks); stacks-ucx /
+#          stacks-ofi: one stack, both.
+# two-kernels  what make mpi-vm-test runs with the ranks in two guests (see TWO_KERNELS below).
 # seed-ofi the seed over pml cm/ofi only (what make mpi-two-guests-test runs, ranks in two guests).
 # Every transfer's packets are read from rxe0's counter: a message that did not cross rxe0 fails.
 # Output: PASS/FAIL lines, then "N passed, N failed, 0 skipped"; exit status 1 if anything failed.
 set -uo pipefail
-BIN=$(cd "${1:?MPI_BUILD_DIR}" && pwd)
-SO=${2:?LIBPINARENA_SO}
-OUT=${3:?RESULTS_DIR}
-WHAT=${4:-all}
+LIST=
+if [ "${1:-}" = --list ]; then
+  LIST=1 BIN=/nonexistent SO= OUT= WHAT=${2:-all}
+else
+  BIN=$(cd "${1:?MPI_BUILD_DIR}" && pwd)
+  SO=${2:?LIBPINARENA_SO}
+  OUT=${3:?RESULTS_DIR}
+  WHAT=${4:-all}
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 MPIRUN_RXE=${MPIRUN_RXE:-$HERE/../../../testbed/mpirun-rxe}
 REGCOUNT=$BIN/libpinarena-regcount.so
 ITERATIONS=${PINARENA_MPI_ITERATIONS:-20}
-mkdir -p "$OUT"
+[ -n "$LIST" ] || mkdir -p "$OUT"
 passed=0 failed=0
+
+# step NAME: whether the step NAME runs (TESTS_FILTER: only names containing it); under --list it prints
+# the name and runs nothing.
+step() {
+  [ -z "$LIST" ] || { echo "$1"; return 1; }
+  [ -z "${TESTS_FILTER:-}" ] || [[ $1 == *"$TESTS_FILTER"* ]]
+}
 
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
@@ -161,17 +177,24 @@ run_seed() {  # run_seed TRANSPORT...
     local log=() shim=("${SHIM_OFI[@]}")
     [ "$t" = ofi ] && log=("${FI_MR_LOG[@]}")
     [ "$t" = ucx ] && shim=("${SHIM_UCX_EVENTS[@]}")
-    mpi "seed_${t}_glibc_fresh" "$t" "${COUNT[@]}" "${GLIBC_FIXED[@]}" "${log[@]}" -- \
-      "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
-    check_seed "seed_${t}_glibc_fresh" "$t" fresh
-    mpi "seed_${t}_rawunmap_stale" "$t" "${COUNT[@]}" "${log[@]}" -- "$BIN/pinarena-mpi-seed" rawunmap "${sizes[@]}"
-    check_seed "seed_${t}_rawunmap_stale" "$t" stale
-    rm -f "$OUT/seed_${t}_shim_fresh.stats"
-    mpi "seed_${t}_shim_fresh" "$t" "${shim[@]}" -x "PINARENA_STATS=$OUT/seed_${t}_shim_fresh.stats" "${log[@]}" -- \
-      "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
-    check_seed "seed_${t}_shim_fresh" "$t" shim
+    if step "seed_${t}_glibc_fresh"; then
+      mpi "seed_${t}_glibc_fresh" "$t" "${COUNT[@]}" "${GLIBC_FIXED[@]}" "${log[@]}" -- \
+        "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
+      check_seed "seed_${t}_glibc_fresh" "$t" fresh
+    fi
+    if step "seed_${t}_rawunmap_stale"; then
+      mpi "seed_${t}_rawunmap_stale" "$t" "${COUNT[@]}" "${log[@]}" -- "$BIN/pinarena-mpi-seed" rawunmap "${sizes[@]}"
+      check_seed "seed_${t}_rawunmap_stale" "$t" stale
+    fi
+    if step "seed_${t}_shim_fresh"; then
+      rm -f "$OUT/seed_${t}_shim_fresh.stats"
+      mpi "seed_${t}_shim_fresh" "$t" "${shim[@]}" -x "PINARENA_STATS=$OUT/seed_${t}_shim_fresh.stats" "${log[@]}" -- \
+        "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
+      check_seed "seed_${t}_shim_fresh" "$t" shim
+    fi
   done
   [[ " $* " == *" ucx "* ]] || return 0
+  step seed_ucx_shim_noevents_uncached || return 0
   rm -f "$OUT/seed_ucx_shim_noevents_uncached.stats"
   mpi seed_ucx_shim_noevents_uncached ucx "${SHIM_UCX[@]}" -x "PINARENA_STATS=$OUT/seed_ucx_shim_noevents_uncached.stats" -- \
     "$BIN/pinarena-mpi-seed" malloc "${sizes[@]}"
@@ -220,31 +243,46 @@ STALE_own_ofi=mremap
 HAZARDS_own_ucx=munmap,fixed,dontneed,shmdt,fork
 HAZARD_SIZES=(4194304)
 
-# stacks STACK...: each stack with every hook off and its cache on, fed by the shim (stacks.tsv), against the
-# stack's own hooks (Open MPI's patcher, UCM's / libfabric's), in the same run:
-#   heap: the seed's malloc/free/malloc — cache hits after warm-up, nothing dropped;
+# run_stacks_fed STACK...: each stack with every hook off and its cache on, fed by the shim (stacks.tsv):
+#   heap: the seed's malloc/free/malloc — cache hits after warm-up, nothing dropped (run_stack_heap);
 #   the foreign hazards ($HAZARDS) — fresh, re-registered, the old registration dropped (invalidated on the
-#   shim's report), fed and hooked alike; libc's code as on disk only when fed;
+#   shim's report); libc's code as on disk;
 #   rawunmap with PINARENA_UFFD=1 — pages that leave by a raw system call: the userfaultfd monitor watches
 #   every range the stack registers (src/shim/stack_watch.c) and reports its unmap — fresh.
-run_stacks() {
+run_stacks_fed() {
   local t name fed hooks
   for t in "$@"; do
     run_stack_heap "$t"
     stack_opts "$t"
+    name=seed_${t}_fed_hazards_fresh
+    if step "$name"; then
+      local cached=CACHED_MODES_$t
+      local CACHED_MODES=${!cached}
+      local all=${HAZARDS//[^,]/}
+      mpi "$name" "$t" "${fed[@]}" -- "$BIN/pinarena-mpi-seed" "$HAZARDS" "${HAZARD_SIZES[@]}"
+      SEED_LINES=$(((${#all} + 1) * ${#HAZARD_SIZES[@]} * 2)) check_seed "$name" "$t" fresh
+      check_fed "$name" "$t" 5
+      check_unpatched "$name" 1
+    fi
+    name=seed_${t}_fed_rawunmap_uffd_fresh
+    if step "$name"; then
+      mpi "$name" "$t" "${fed[@]}" -x PINARENA_UFFD=1 -- "$BIN/pinarena-mpi-seed" rawunmap "${HAZARD_SIZES[@]}"
+      SEED_LINES=2 check_seed "$name" "$t" fresh
+    fi
+  done
+}
+
+# run_stacks_hooks STACK...: the same hazards under the hooks to compare with, Open MPI's (its patcher) and
+# the stack's own (UCM's / libfabric's memhooks): fresh but where a hook misses (STALE_*), libc rewritten.
+run_stacks_hooks() {
+  local t name fed hooks hooks_of missed
+  for t in "$@"; do
     local cached=CACHED_MODES_$t
     local CACHED_MODES=${!cached}
-    local all=${HAZARDS//[^,]/}
-    local n=$(((${#all} + 1) * ${#HAZARD_SIZES[@]} * 2))
-    name=seed_${t}_fed_hazards_fresh
-    mpi "$name" "$t" "${fed[@]}" -- "$BIN/pinarena-mpi-seed" "$HAZARDS" "${HAZARD_SIZES[@]}"
-    SEED_LINES=$n check_seed "$name" "$t" fresh
-    check_fed "$name" "$t" 5
-    check_unpatched "$name" 1
-    local hooks_of missed
     for hooks_of in ompi own; do
       missed=STALE_$hooks_of; [ "$hooks_of" = own ] && missed=STALE_own_$t
       name=seed_${t}_${hooks_of}_hooks_hazards
+      step "$name" || continue
       stack_opts "$t" "$hooks_of"
       local list=HAZARDS_${hooks_of}_$t modes commas
       modes=${!list:-$HAZARDS}; commas=${modes//[^,]/}
@@ -253,9 +291,6 @@ run_stacks() {
         check_seed "$name" "$t" fresh
       grep '^unpatched ' "$OUT/$name.out" | sed 's/^/      /'
     done
-    name=seed_${t}_fed_rawunmap_uffd_fresh
-    mpi "$name" "$t" "${fed[@]}" -x PINARENA_UFFD=1 -- "$BIN/pinarena-mpi-seed" rawunmap "${HAZARD_SIZES[@]}"
-    SEED_LINES=2 check_seed "$name" "$t" fresh
   done
 }
 
@@ -270,6 +305,7 @@ stack_opts() {
 # run_stack_heap STACK: the seed on heap memory, the stack fed by the shim (also what two-kernels runs)
 run_stack_heap() {
   local fed hooks name=seed_$1_fed_heap_cached
+  step "$name" || return 0
   stack_opts "$1"
   rm -f "$OUT/$name.stats"
   mpi "$name" "$1" "${fed[@]}" -x "PINARENA_STATS=$OUT/$name.stats" -- "$BIN/pinarena-mpi-seed" malloc 8388608 4194304
@@ -314,7 +350,7 @@ check_fed() {
 # savings: one process per allocator, every loop in it; a CSV row per loop.
 run_savings() {
   local csv=$OUT/savings.csv loops=(churn:65536 churn:1048576 churn:4194304 reuse:4194304)
-  echo "transport,allocator,loop,size,iterations,registrations,deregistrations,addresses,seconds,bad_bytes" >"$csv"
+  local header="transport,allocator,loop,size,iterations,registrations,deregistrations,addresses,seconds,bad_bytes"
   local t alloc
   for t in ofi; do
     for alloc in glibc glibc-fixed pinarena; do
@@ -325,6 +361,8 @@ run_savings() {
         pinarena) opts=("${SHIM_OFI[@]}") ;;
       esac
       local name="savings_${t}_${alloc}"
+      step "$name" || continue
+      [ -z "$header" ] || { echo "$header" >"$csv"; header=; }
       mpi "$name" "$t" "${opts[@]}" -- "$BIN/pinarena-mpi-churn" "$ITERATIONS" "${loops[@]}"
       local line rows=0 problems=()
       while IFS= read -r line; do
@@ -355,12 +393,13 @@ run_savings() {
       fi
     done
   done
-  echo "     savings table: $csv" >&2
+  [ -n "$header" ] || echo "     savings table: $csv" >&2
 }
 
 # keys: an MPI program that posts RDMA WRITEs with the shim's keys (pinarena_set_pd, pinarena_lookup).
 run_keys() {
   local name=keys_rdma_write writes=24 line problems=()
+  step "$name" || return 0
   mpi "$name" ofi "${SHIM_OFI[@]}" -- "$BIN/pinarena-mpi-keys" "$writes"
   line=$(grep '^keys ' "$OUT/$name.out")
   if [ -z "$line" ]; then
@@ -380,18 +419,21 @@ run_keys() {
   fi
 }
 
-[ -e /dev/infiniband/rdma_cm ] || fail rdma_cm_present "/dev/infiniband/rdma_cm missing (rdma_ucm not loaded)"
+[ -n "$LIST" ] || [ -e /dev/infiniband/rdma_cm ] || fail rdma_cm_present "/dev/infiniband/rdma_cm missing (rdma_ucm not loaded)"
 case "$WHAT" in
   seed) run_seed ofi ucx ;;
   seed-ofi) run_seed ofi ;;
   savings) run_savings ;;
   keys) run_keys ;;
-  stacks) run_stacks ucx ofi ;;
-  stacks-ucx) run_stacks ucx ;;
-  stacks-ofi) run_stacks ofi ;;
-  two-kernels) run_stack_heap ucx; run_stack_heap ofi ;;
-  all) run_seed ofi ucx; run_stacks ucx ofi; run_keys; run_savings ;;
-  *) echo "run.sh: unknown part '$WHAT' (seed|seed-ofi|savings|keys|stacks|stacks-ucx|stacks-ofi|two-kernels|all)" >&2; exit 2 ;;
+  stacks) run_stacks_fed ucx ofi; run_stacks_hooks ucx ofi ;;
+  stacks-fed) run_stacks_fed ucx ofi ;;
+  stacks-hooks) run_stacks_hooks ucx ofi ;;
+  stacks-ucx) run_stacks_fed ucx; run_stacks_hooks ucx ;;
+  stacks-ofi) run_stacks_fed ofi; run_stacks_hooks ofi ;;
+  two-kernels) run_stacks_fed ucx ofi; run_stacks_hooks ucx ofi ;;
+  all) run_seed ofi ucx; run_keys; run_savings ;;
+  *) echo "run.sh: unknown part '$WHAT' (seed|seed-ofi|savings|keys|stacks|stacks-fed|stacks-hooks|stacks-ucx|stacks-ofi|two-kernels|all)" >&2; exit 2 ;;
 esac
+[ -z "$LIST" ] || exit 0
 echo "$passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]
