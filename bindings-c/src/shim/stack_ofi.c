@@ -15,7 +15,8 @@
  * import made before it. So the import must come after fi_getinfo and before
  * the first domain opens its cache: at fi_fabric.
  *
- * The shim exports fi_fabric; a preloaded definition wins the lookup of every
+ * The shim exports fi_fabric, at both of libfabric's versions (each wrapper
+ * calls the same version); a preloaded definition wins the lookup of every
  * caller (Open MPI's mtl ofi, any program). It calls libfabric's own, then,
  * once per process, imports its monitor and taps pa_iv_post: every range the
  * shim's hooks, its own unmaps and its userfaultfd monitor post goes to
@@ -36,18 +37,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The libfabric versions this file was written against: fi_fabric's current
- * symbol version, and the first API version with the "mr_cache" fid. */
-#define OFI_FABRIC_SYMVER "FABRIC_1.1"
-#define OFI_OPEN_SYMVER   "FABRIC_1.5"
-#define OFI_MR_CACHE_API  FI_VERSION(1, 13)
+/* The libfabric versions this file was written against: fi_fabric's two
+ * symbol versions (exports.map gives the shim's wrappers the same), and the
+ * first API version with the "mr_cache" fid. */
+#define OFI_FABRIC_SYMVER     "FABRIC_1.1"
+#define OFI_FABRIC_OLD_SYMVER "FABRIC_1.0"
+#define OFI_OPEN_SYMVER       "FABRIC_1.5"
+#define OFI_MR_CACHE_API      FI_VERSION(1, 13)
+
+/* ABI 1.0's attributes: no api_version (libfabric's 1.0 entry point fills it
+ * in); a caller bound to FABRIC_1.0 passes this, never the current struct. */
+struct fi_fabric_attr_1_0 {
+  struct fid_fabric* fabric;
+  char* name;
+  char* prov_name;
+  uint32_t prov_version;
+};
 
 typedef int (*fi_fabric_fn)(struct fi_fabric_attr* attr, struct fid_fabric** fabric, void* context);
+typedef int (*fi_fabric_1_0_fn)(struct fi_fabric_attr_1_0* attr, struct fid_fabric** fabric, void* context);
 typedef int (*fi_open_fn)(uint32_t version, const char* name, void* attr, size_t attr_len, uint64_t flags,
                           struct fid** fid, void* context);
 
 static pthread_once_t ofi_once = PTHREAD_ONCE_INIT;
 static fi_fabric_fn ofi_real_fabric;
+static fi_fabric_1_0_fn ofi_real_fabric_1_0;
 static fi_open_fn ofi_real_open;
 static int ofi_imported;                                    /* under fabric_lock */
 static pthread_mutex_t fabric_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,6 +122,7 @@ static void ofi_bind(void) {
   void* h = dlopen("libfabric.so.1", RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
   void* from = h != NULL ? h : RTLD_NEXT;
   ofi_real_fabric = (fi_fabric_fn)dlvsym(from, "fi_fabric", OFI_FABRIC_SYMVER);
+  ofi_real_fabric_1_0 = (fi_fabric_1_0_fn)dlvsym(from, "fi_fabric", OFI_FABRIC_OLD_SYMVER);
   ofi_real_open = (fi_open_fn)dlvsym(from, "fi_open", OFI_OPEN_SYMVER);
   if (ofi_real_fabric == NULL) pa_write_str(2, "pinarena: fi_fabric called but libfabric's own is not loaded\n");
 }
@@ -134,17 +149,32 @@ static void ofi_import(void) {
   if (pa_iv_add_tap(ofi_tap) != 0) pa_write_str(2, "pinarena: no room for libfabric's tap\n");
 }
 
-PA_EXPORT int fi_fabric(struct fi_fabric_attr* attr, struct fid_fabric** fabric, void* context) {
-  pthread_once(&ofi_once, ofi_bind);
-  if (ofi_real_fabric == NULL) return -FI_ENOSYS;
-  int rc = ofi_real_fabric(attr, fabric, context);
+/* After a fabric opened (rc 0): the import, once. The lock, not a once: the
+ * import must wait for a fabric that opened (libfabric initialised). */
+static int ofi_opened(int rc) {
   if (rc != 0) return rc;
-  /* The lock, not a once: the import must wait for a fabric that opened (libfabric initialised). */
   pthread_mutex_lock(&fabric_lock);
   if (!ofi_imported) { ofi_imported = 1; ofi_import(); }
   pthread_mutex_unlock(&fabric_lock);
   return rc;
 }
+
+/* fi_fabric@@FABRIC_1.1, the default: what programs built today call. */
+PA_EXPORT int pa_ofi_fabric(struct fi_fabric_attr* attr, struct fid_fabric** fabric, void* context) {
+  pthread_once(&ofi_once, ofi_bind);
+  if (ofi_real_fabric == NULL) return -FI_ENOSYS;
+  return ofi_opened(ofi_real_fabric(attr, fabric, context));
+}
+__asm__(".symver pa_ofi_fabric, fi_fabric@@" OFI_FABRIC_SYMVER);
+
+/* fi_fabric@FABRIC_1.0: a program built against libfabric 1.0-1.4 passes the
+ * old attributes, which only libfabric's 1.0 entry point reads right. */
+PA_EXPORT int pa_ofi_fabric_1_0(struct fi_fabric_attr_1_0* attr, struct fid_fabric** fabric, void* context) {
+  pthread_once(&ofi_once, ofi_bind);
+  if (ofi_real_fabric_1_0 == NULL) return -FI_ENOSYS;
+  return ofi_opened(ofi_real_fabric_1_0(attr, fabric, context));
+}
+__asm__(".symver pa_ofi_fabric_1_0, fi_fabric@" OFI_FABRIC_OLD_SYMVER);
 
 /* Ranges reported to libfabric so far; -1 when the shim does not feed it
  * (no fabric opened, libfabric refused the monitor, PINARENA_STACK_EVENTS=0). */

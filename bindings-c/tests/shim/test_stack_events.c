@@ -130,3 +130,22 @@ TEST(stack_events_ofi_unmaps_come_from_the_shim) {
   fi_close(&fabric->fid);
   ((void (*)(struct fi_info*))dlvsym(fab, "fi_freeinfo", "FABRIC_1.3"))(info);
 }
+
+/* A program bound to libfabric's oldest fi_fabric (FABRIC_1.0: attributes without api_version) reaches the
+ * shim's wrapper of that version, which passes it to libfabric's 1.0 entry point: the fabric opens with
+ * api_version 1.0 and the shim's monitor is imported. Reaching the wrapper of the current version instead,
+ * its old struct would be read as the new one (api_version from the bytes after it) and refused. */
+TEST(stack_events_ofi_old_abi_caller_reaches_its_own_fi_fabric) {
+  if (dlopen("libfabric.so.1", RTLD_LAZY | RTLD_NOLOAD) == NULL && dlopen("libfabric.so.1", RTLD_LAZY) == NULL)
+    SKIP("no libfabric.so.1 (libfabric1): %s", dlerror());
+  static char path[512], out[4096];
+  snprintf(path, sizeof path, "%s/pinarena-fabric-old-abi", getenv("PINARENA_BUILD") ? getenv("PINARENA_BUILD") : ".");
+  char* argv[] = {path, NULL};
+  const char* env[] = {"FI_PROVIDER=tcp", "FI_MR_CACHE_MONITOR=disabled", NULL};
+  int rc = su_exec(argv, env, out, sizeof out);
+  CHECK(rc == 0, "%s exited %d: %s", path, rc, out);
+  CHECK(strstr(out, "fabric rc=0 ") != NULL, "the FABRIC_1.0 caller's fabric did not open: %s", out);
+  CHECK(strstr(out, " api_version=0x10000 ") != NULL, "not opened through libfabric's 1.0 entry point: %s", out);
+  CHECK(strstr(out, " fed=0") != NULL, "the shim's monitor was not imported at the old fi_fabric: %s", out);
+  NOTE("%s", strtok(out, "\n"));
+}
