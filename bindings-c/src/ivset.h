@@ -79,9 +79,10 @@ PA_EXPORT void pa_iv_drain_done(int sink);
 /* Synchronous listeners besides the sinks: pa_iv_post calls each with every
  * range, before the sinks see it, from whatever thread posts (a memory hook,
  * the shim's own unmap, the userfaultfd monitor). For a consumer that must
- * hear of an unmap while it happens, not at its next drain: a stack's own
- * registration cache (src/shim/stack_events.c for UCX, stack_ofi.c for
- * libfabric; both may live in one MPI process). A tap stays for the process's
+ * hear of an unmap while it happens, not at its next drain: UCX's
+ * registration cache (src/shim/stack_events.c; libfabric's pulls through a
+ * sink, src/shim/stack_ofi_subs.c). A tap runs in the unmapping thread,
+ * whatever locks it holds, even in a signal handler. A tap stays for the process's
  * life. Returns 0 (also when fn is already a tap), -ENOSPC when PA_IV_TAPS
  * are taken. */
 #define PA_IV_TAPS 4

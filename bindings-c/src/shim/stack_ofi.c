@@ -18,14 +18,17 @@
  * The shim exports fi_fabric, at both of libfabric's versions (each wrapper
  * calls the same version); a preloaded definition wins the lookup of every
  * caller (Open MPI's mtl ofi, any program). It calls libfabric's own, then,
- * once per process, imports its monitor and taps pa_iv_post: every range the
- * shim's hooks, its own unmaps and its userfaultfd monitor post goes to
- * libfabric's notify, before the unmap. With PINARENA_UFFD=1 the monitor also
- * watches each range libfabric subscribes, so an unmap by raw system call is
- * reported too. PINARENA_STACK_EVENTS=0 imports nothing. */
+ * once per process, imports its monitor. The monitor never calls libfabric
+ * back when memory leaves (notify takes libfabric's locks, which the
+ * unmapping thread may hold): the unmaps the shim's hooks, its own releases
+ * and its userfaultfd monitor post go to a sink, and libfabric's cache pulls
+ * them through the monitor's valid() at each hit (stack_ofi_subs.c). With
+ * PINARENA_UFFD=1 the monitor also watches each range libfabric subscribes,
+ * so an unmap by raw system call is reported too. PINARENA_STACK_EVENTS=0
+ * imports nothing. */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "ivset.h"
+#include "stack_ofi_subs.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -65,31 +68,33 @@ static fi_fabric_1_0_fn ofi_real_fabric_1_0;
 static fi_open_fn ofi_real_open;
 static int ofi_imported;                                    /* under fabric_lock */
 static pthread_mutex_t fabric_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int64_t ofi_forwarded = -1;                  /* -1: libfabric not fed by the shim */
+static _Atomic int ofi_fed;                                 /* the monitor was imported */
 static _Atomic uint64_t ofi_subscribed;
 
 static int monitor_start(struct fid_mem_monitor* m) { (void)m; return 0; }
 static void monitor_stop(struct fid_mem_monitor* m) { (void)m; }
 
-/* Every unmap is reported whether subscribed or not; a subscription only asks
- * the userfaultfd monitor, when it runs, to watch the range as well. The
- * watch is never dropped: the shim's own cache may watch the same pages, and a
- * watch ends with the mapping anyway. */
+/* libfabric calls these under its own lock (mm_lock). A subscription is
+ * also watched by the userfaultfd monitor when it runs (never unwatched: the
+ * shim's own cache may watch the same pages, and a watch ends with the
+ * mapping anyway). */
 static int monitor_subscribe(struct fid_mem_monitor* m, const void* addr, size_t len) {
   (void)m;
   atomic_fetch_add_explicit(&ofi_subscribed, 1, memory_order_relaxed);
   pa_stack_watch(addr, len);
+  pa_ofi_subs_add(addr, len);
   return 0;
 }
 
 static void monitor_unsubscribe(struct fid_mem_monitor* m, const void* addr, size_t len) {
-  (void)m; (void)addr; (void)len;
+  (void)m;
+  pa_ofi_subs_remove(addr, len);
 }
 
-/* A cached range stays valid until notify says otherwise. */
+/* At every cache hit: false when the range was unmapped since it was cached. */
 static bool monitor_valid(struct fid_mem_monitor* m, const void* addr, size_t len) {
-  (void)m; (void)addr; (void)len;
-  return true;
+  (void)m;
+  return pa_ofi_subs_valid(addr, len);
 }
 
 static int monitor_close(struct fid* fid) { (void)fid; return 0; }
@@ -110,14 +115,9 @@ static struct fid_mem_monitor monitor = {
   .export_ops = &monitor_export_ops,
 };
 
-static void ofi_tap(uintptr_t start, uintptr_t end) {
-  monitor.import_ops->notify(&monitor, (const void*)start, end - start);
-  atomic_fetch_add_explicit(&ofi_forwarded, 1, memory_order_relaxed);
-}
-
 /* libfabric's own functions. The handle keeps libfabric loaded for good
- * (RTLD_NODELETE): the tap calls into it from every later unmap, after an MPI
- * has closed the component that loaded it. */
+ * (RTLD_NODELETE): it holds the monitor after an MPI has closed the component
+ * that loaded it. */
 static void ofi_bind(void) {
   void* h = dlopen("libfabric.so.1", RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
   void* from = h != NULL ? h : RTLD_NEXT;
@@ -131,6 +131,10 @@ static void ofi_bind(void) {
 static void ofi_import(void) {
   pa_ensure_init();                          /* pa_opts: read at the shim's first use */
   if (pa_opts.stack_events_off || ofi_real_open == NULL) return;
+  if (pa_ofi_subs_open() != 0) {
+    pa_write_str(2, "pinarena: no invalidation sink left for libfabric's monitor; not imported\n");
+    return;
+  }
   struct fid* cache = NULL;
   int rc = ofi_real_open(OFI_MR_CACHE_API, "mr_cache", NULL, 0, 0, &cache, NULL);
   if (rc == 0) {
@@ -145,8 +149,7 @@ static void ofi_import(void) {
     pa_write_str(2, msg);
     return;
   }
-  atomic_store(&ofi_forwarded, 0);
-  if (pa_iv_add_tap(ofi_tap) != 0) pa_write_str(2, "pinarena: no room for libfabric's tap\n");
+  atomic_store(&ofi_fed, 1);
 }
 
 /* After a fabric opened (rc 0): the import, once. The lock, not a once: the
@@ -176,9 +179,14 @@ PA_EXPORT int pa_ofi_fabric_1_0(struct fi_fabric_attr_1_0* attr, struct fid_fabr
 }
 __asm__(".symver pa_ofi_fabric_1_0, fi_fabric@" OFI_FABRIC_OLD_SYMVER);
 
-/* Ranges reported to libfabric so far; -1 when the shim does not feed it
- * (no fabric opened, libfabric refused the monitor, PINARENA_STACK_EVENTS=0). */
-PA_EXPORT long pinarena_stack_events_ofi(void) { return (long)atomic_load(&ofi_forwarded); }
+/* Subscriptions voided by an unmap so far (each makes libfabric register
+ * those pages again at its next use); -1 when the shim does not feed
+ * libfabric (no fabric opened, libfabric refused the monitor,
+ * PINARENA_STACK_EVENTS=0). */
+PA_EXPORT long pinarena_stack_events_ofi(void) { return atomic_load(&ofi_fed) ? pa_ofi_subs_voided() : -1L; }
+
+/* The monitor libfabric holds, for tests that play libfabric's part (subscribe, valid). */
+PA_EXPORT struct fid_mem_monitor* pinarena_stack_ofi_monitor(void) { return &monitor; }
 
 /* Ranges libfabric's cache subscribed (one per registration it cached). */
 PA_EXPORT long pinarena_stack_events_ofi_subscribed(void) { return (long)atomic_load(&ofi_subscribed); }

@@ -29,7 +29,7 @@
  * Each rank also prints "rank=R pid=P" (to match the MPI library's own per-process logs) and its
  * "unpatched ..." line (unpatched.h: libc's mmap family as on disk, or rewritten); rank 0 ends with
  * "stack_events ucm=N": ranges the shim reported to UCX through ucm_vm_munmap (-1: the shim does not feed UCX),
- * then "stack_events ofi=N subscribed=S": ranges reported to libfabric's notify (-1: not fed) and ranges its
+ * then "stack_events ofi=N subscribed=S": cached ranges an unmap voided (-1: not fed) and ranges its
  * MR cache subscribed to the shim's monitor.
  * Exit status 0 whatever the data (judging is the caller's), 1 if the address was not reused.
  */
