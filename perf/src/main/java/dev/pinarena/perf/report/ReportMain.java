@@ -71,6 +71,7 @@ public final class ReportMain
         sections.add(new RegistrationCostSection(CostCurves.read(List.of(
             results.resolve("reg-cost-io_uring.csv"), results.resolve("reg-cost-verbs.csv")))));
         sections.add(new MallocSection(MallocRuns.read(results.resolve("malloc.csv"))));
+        sections.add(new MimallocBenchSection(MimallocBenchRuns.read(results.resolve("mimalloc-bench.csv"))));
         sections.add(new MpiSavingsSection(MpiLoops.read(results.resolve("mpi-savings.csv"))));
 
         final StringBuilder md = new StringBuilder();

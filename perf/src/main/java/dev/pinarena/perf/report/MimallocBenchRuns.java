@@ -1,0 +1,117 @@
+package dev.pinarena.perf.report;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The runs of mimalloc-bench's programs ({@code perf/mimalloc-bench/run.sh}):
+ * {@code program,allocator,round,seconds,wall_s,cpu_s,peak_kib}, one row per run; every round runs each program
+ * once under each allocator, so runs of one round lie close together in time.
+ */
+public final class MimallocBenchRuns
+{
+    /**
+     * One run.
+     *
+     * @param program   the program (cfrac, larson, ...).
+     * @param allocator {@code glibc}, {@code mimalloc} or {@code pinarena}.
+     * @param round     the round, from 1.
+     * @param seconds   the run's time: its wall time, or for a program that runs a fixed time the time per fixed
+     *                  work it printed.
+     * @param wall      wall seconds.
+     * @param cpu       user + system seconds.
+     * @param peakKib   largest resident set + largest HugetlbPages, KiB.
+     */
+    public record Run(String program, String allocator, int round, double seconds, double wall, double cpu,
+        long peakKib)
+    {
+        /**
+         * @return true if {@link #seconds()} is the wall time (the program does a fixed amount of work), so its CPU
+         *         time is comparable across allocators too.
+         */
+        public boolean fixedWork()
+        {
+            return seconds == wall;
+        }
+    }
+
+    private final Map<String, List<Run>> byProgram = new LinkedHashMap<>();
+
+    private MimallocBenchRuns()
+    {
+    }
+
+    /**
+     * @param file the CSV; a missing file gives no runs.
+     * @return the runs.
+     * @throws IOException if the file cannot be read.
+     */
+    public static MimallocBenchRuns read(final Path file) throws IOException
+    {
+        final MimallocBenchRuns runs = new MimallocBenchRuns();
+        if (!Files.isRegularFile(file))
+        {
+            return runs;
+        }
+        for (final String line : Files.readAllLines(file))
+        {
+            final String[] f = line.split(",");
+            if (f.length != 7 || "program".equals(f[0]))
+            {
+                continue;
+            }
+            runs.byProgram.computeIfAbsent(f[0], k -> new ArrayList<>()).add(new Run(f[0], f[1],
+                Integer.parseInt(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4]), Double.parseDouble(f[5]),
+                Long.parseLong(f[6])));
+        }
+        return runs;
+    }
+
+    /**
+     * @return true if nothing was measured.
+     */
+    public boolean isEmpty()
+    {
+        return byProgram.isEmpty();
+    }
+
+    /**
+     * @return programs in file order.
+     */
+    public List<String> programs()
+    {
+        return new ArrayList<>(byProgram.keySet());
+    }
+
+    /**
+     * @param program a program.
+     * @return its runs, in file order.
+     */
+    public List<Run> runs(final String program)
+    {
+        return byProgram.getOrDefault(program, List.of());
+    }
+
+    /**
+     * @param program   a program.
+     * @param allocator an allocator.
+     * @param round     a round.
+     * @return that run, or null if it was not measured.
+     */
+    public Run find(final String program, final String allocator, final int round)
+    {
+        for (final Run run : runs(program))
+        {
+            if (run.allocator().equals(allocator) && run.round() == round)
+            {
+                return run;
+            }
+        }
+        return null;
+    }
+}
