@@ -38,6 +38,17 @@ public final class MimallocBenchRuns
         {
             return seconds == wall;
         }
+
+        /**
+         * @return CPU seconds (user + system) per the fixed work {@link #seconds()} stands for: the CPU time of a
+         *         fixed-work program, and for a fixed-duration program its time per work scaled by the share of
+         *         the run it had the CPUs ({@code seconds × cpu / wall}). On a shared machine a fixed-duration
+         *         program's throughput falls with the CPU it gets; this figure does not.
+         */
+        public double cpuPerWork()
+        {
+            return fixedWork() || wall <= 0 ? cpu : seconds * cpu / wall;
+        }
     }
 
     private final Map<String, List<Run>> byProgram = new LinkedHashMap<>();

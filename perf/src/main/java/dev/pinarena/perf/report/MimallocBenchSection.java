@@ -9,7 +9,8 @@ import java.util.function.ToDoubleFunction;
 /**
  * "Is the shim ever slower than mimalloc or glibc on programs written by others?" — the programs of mimalloc-bench
  * under glibc, mimalloc and libpinarena.so, interleaved: time ratios and peak memory against the goal (time at most
- * 1.0 × mimalloc and under 1.0 × glibc, peak at most 1.25 × the larger of the two).
+ * 1.0 × mimalloc and under 1.0 × glibc, peak at most 1.25 × the larger of the two), with CPU seconds per work beside
+ * the time.
  */
 public final class MimallocBenchSection implements ReportSection
 {
@@ -41,8 +42,9 @@ public final class MimallocBenchSection implements ReportSection
             .append("runs each allocator once, in an order that rotates per round. Time: wall seconds, or for the ")
             .append("programs that run a fixed time (larson, xmalloc-test, glibc-thread, rptest) the time per fixed ")
             .append("work they print. A ratio is the median of the per-round ratios (each round's runs lie close ")
-            .append("together in time); CPU ratios (user + system) are steadier on a shared machine and shown for the ")
-            .append("fixed-work programs. Peak: largest RSS + HugetlbPages, median. Goal: time ≤ 1.0 × mimalloc and ")
+            .append("together in time). CPU: user + system seconds per the same work (for a fixed-duration program ")
+            .append("its time per work × CPU ÷ wall), steadier than time when other work shares the machine. ")
+            .append("Peak: largest RSS + HugetlbPages, median. Goal: time ≤ 1.0 × mimalloc and ")
             .append("< 1.0 × glibc, peak ≤ ").append(PEAK_LIMIT).append(" × the larger of glibc's and mimalloc's; ")
             .append("a ratio past its goal is in bold.\n\n");
         md.append("| program | glibc s | mimalloc s | pinarena s | ÷ mimalloc time | ÷ glibc time | ÷ mimalloc CPU |")
@@ -53,7 +55,6 @@ public final class MimallocBenchSection implements ReportSection
         {
             final double toMimalloc = roundRatio(program, "mimalloc", MimallocBenchRuns.Run::seconds);
             final double toGlibc = roundRatio(program, "glibc", MimallocBenchRuns.Run::seconds);
-            final boolean fixedWork = runs.runs(program).stream().allMatch(MimallocBenchRuns.Run::fixedWork);
             final double peakGlibc = median(program, "glibc", run -> run.peakKib());
             final double peakMimalloc = median(program, "mimalloc", run -> run.peakKib());
             final double peakShim = median(program, SHIM, run -> run.peakKib());
@@ -61,8 +62,8 @@ public final class MimallocBenchSection implements ReportSection
             md.append("| ").append(program).append(" |")
                 .append(seconds(program, "glibc")).append(seconds(program, "mimalloc")).append(seconds(program, SHIM))
                 .append(cell(toMimalloc, toMimalloc > 1.0)).append(cell(toGlibc, toGlibc >= 1.0))
-                .append(fixedWork ? cell(roundRatio(program, "mimalloc", MimallocBenchRuns.Run::cpu), false) : " – |")
-                .append(fixedWork ? cell(roundRatio(program, "glibc", MimallocBenchRuns.Run::cpu), false) : " – |")
+                .append(cell(roundRatio(program, "mimalloc", MimallocBenchRuns.Run::cpuPerWork), false))
+                .append(cell(roundRatio(program, "glibc", MimallocBenchRuns.Run::cpuPerWork), false))
                 .append(String.format(Locale.ROOT, " %.1f / %.1f / %.1f |", peakGlibc / 1024, peakMimalloc / 1024,
                     peakShim / 1024))
                 .append(cell(peakRatio, peakRatio > PEAK_LIMIT)).append('\n');

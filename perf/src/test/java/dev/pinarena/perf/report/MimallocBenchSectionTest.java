@@ -12,8 +12,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The mimalloc-bench table: ratios are medians of per-round ratios (not ratios of medians), CPU ratios only for the
- * fixed-work programs, and a ratio past its goal is bold and named; a missing CSV is reported as not measured.
+ * The mimalloc-bench table: ratios are medians of per-round ratios (not ratios of medians), a fixed-duration
+ * program's CPU per work is its time per work scaled by CPU ÷ wall, and a ratio past its goal is bold and named; a
+ * missing CSV is reported as not measured.
  */
 class MimallocBenchSectionTest
 {
@@ -34,6 +35,7 @@ class MimallocBenchSectionTest
         final MimallocBenchRuns runs = MimallocBenchRuns.read(csv);
         assertEquals(List.of("cfrac", "larson"), runs.programs());
         assertFalse(runs.find("larson", "glibc", 1).fixedWork());
+        assertEquals(140.0, runs.find("larson", "glibc", 1).cpuPerWork(), 1e-9);
 
         final StringBuilder md = new StringBuilder();
         new MimallocBenchSection(runs).write(md, dir);
@@ -41,7 +43,7 @@ class MimallocBenchSectionTest
         assertTrue(text.contains("| cfrac | 1.100 | 2.000 | 1.000 | 0.90 | 0.91 | 0.90 | 0.91 | 2.0 / 3.0 / 3.0 | 1.00 |"),
             text);
         assertTrue(text.contains(
-            "| larson | 700.000 | 80.000 | 96.000 | **1.20** | 0.14 | – | – | 10.0 / 20.0 / 30.0 | **1.50** |"), text);
+            "| larson | 700.000 | 80.000 | 96.000 | **1.20** | 0.14 | 1.20 | 0.26 | 10.0 / 20.0 / 30.0 | **1.50** |"), text);
         assertTrue(text.contains("Past the goal in this run: larson."), text);
     }
 
