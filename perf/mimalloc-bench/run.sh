@@ -3,11 +3,13 @@
 # below) under glibc, mimalloc and libpinarena.so, interleaved: ROUNDS rounds, each round runs every program once
 # under each allocator, the order of the allocators rotating per round, so load from elsewhere on a shared
 # machine spreads over all three. One CSV row per run:
-#   program,allocator,round,seconds,wall_s,cpu_s,peak_kib
-# seconds: the program's time (its wall time; for the programs that run a fixed time and count operations —
-# larson, xmalloc-test, glibc-thread, rptest — the time per fixed amount of work they print, as mimalloc-bench's
-# bench.sh reads it); peak_kib: largest resident set + largest HugetlbPages seen (measure.c). Then a table on
-# stdout: per program the medians and the medians of the per-round ratios shim ÷ mimalloc and shim ÷ glibc.
+#   program,allocator,round,seconds,wall_s,cpu_s,peak_kib,time_is
+# seconds: the program's time, as mimalloc-bench's bench.sh reads it; time_is says what it is: `wall` (a fixed
+# amount of work: its wall time), `per_work` (larson, xmalloc-test, glibc-thread run a fixed time and print a
+# throughput: the time per fixed work over that wall time) or `per_cpu` (rptest prints operations per CPU
+# second: the CPU time per fixed work); peak_kib: largest resident set + largest HugetlbPages seen (measure.c).
+# Then a table on stdout: per program the medians and the medians of the per-round ratios shim ÷ mimalloc and
+# shim ÷ glibc, in time and in CPU seconds per the same work.
 #   --quick   2 rounds, less work per program (every allocator; rptest left out: see below; ~45 s on an idle
 #             2-core machine)
 # Environment:
@@ -134,6 +136,10 @@ command_of() {
     *) echo "mimalloc-bench: unknown program '$1'" >&2; exit 2 ;;
   esac
 }
+# What a program's seconds are (the CSV's time_is).
+time_is() {
+  case $1 in larson|xmalloc-test|glibc-thread) echo per_work ;; rptest) echo per_cpu ;; *) echo wall ;; esac
+}
 # The seconds a run stands for: wall time, or the time per fixed work a fixed-duration program prints.
 seconds_of() {   # seconds_of PROGRAM OUTPUT_FILE WALL
   local v
@@ -152,7 +158,7 @@ ALLOCS=(glibc mimalloc pinarena)
 declare -A PRE=([glibc]="" [mimalloc]=$MIMALLOC [pinarena]=$SO)
 RUN="$BUILD/run"
 mkdir -p "$RUN"
-echo "program,allocator,round,seconds,wall_s,cpu_s,peak_kib" > "$OUT"
+echo "program,allocator,round,seconds,wall_s,cpu_s,peak_kib,time_is" > "$OUT"
 for p in $PROGRAMS; do
   read -r exe args <<< "$(command_of "$p")"
   for r in $(seq 1 "$ROUNDS"); do
@@ -163,27 +169,33 @@ for p in $PROGRAMS; do
       read -r wall cpu peak code < <(cd "$RUN" && LD_PRELOAD="${PRE[$a]}" "$BIN/measure" "$RUN/$p-$a.out" \
         "$BIN/$exe" $args < "$BARNES_IN")
       [ "$code" = 0 ] || { echo "mimalloc-bench: $p under $a exited with $code:" >&2; tail -5 "$RUN/$p-$a.out" >&2; exit 1; }
-      echo "$p,$a,$r,$(seconds_of "$p" "$RUN/$p-$a.out" "$wall"),$wall,$cpu,$peak" >> "$OUT"
+      echo "$p,$a,$r,$(seconds_of "$p" "$RUN/$p-$a.out" "$wall"),$wall,$cpu,$peak,$(time_is "$p")" >> "$OUT"
     done
   done
   printf '  %s: %d rounds\n' "$p" "$ROUNDS" >&2
 done
 
-echo "| program | glibc s | mimalloc s | pinarena s | pinarena ÷ mimalloc | pinarena ÷ glibc | peak MiB glibc / mimalloc / pinarena | peak ÷ max |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| program | glibc s | mimalloc s | pinarena s | pinarena ÷ mimalloc | pinarena ÷ glibc | CPU ÷ mimalloc | CPU ÷ glibc | peak MiB glibc / mimalloc / pinarena | peak ÷ max |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+# CPU: user + system seconds per the same work (the report's way): cpu_s, seconds x cpu / wall, or seconds
 awk -F, '
   function median(a, m,   i, j, t) {
     for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
   }
-  function med(p, a, col,   r, m, v) { m = 0; for (r = 1; r <= R; r++) if ((p, a, r) in S) v[++m] = (col == 4 ? S[p, a, r] : K[p, a, r]); return median(v, m) }
-  function ratio(p, a,   r, m, v) { m = 0; for (r = 1; r <= R; r++) if ((p, a, r) in S && (p, "pinarena", r) in S) v[++m] = S[p, "pinarena", r] / S[p, a, r]; return median(v, m) }
-  NR > 1 { if (!($1 in seen)) { seen[$1] = 1; P[++np] = $1 } S[$1, $2, $3] = $4; K[$1, $2, $3] = $7; if ($3 > R) R = $3 }
+  function med(p, a, V,   r, m, v) { m = 0; for (r = 1; r <= R; r++) if ((p, a, r) in V) v[++m] = V[p, a, r]; return median(v, m) }
+  function ratio(p, a, V,   r, m, v) {
+    m = 0; for (r = 1; r <= R; r++) if ((p, a, r) in V && (p, "pinarena", r) in V && V[p, a, r] > 0) v[++m] = V[p, "pinarena", r] / V[p, a, r]
+    return median(v, m)
+  }
+  NR > 1 { if (!($1 in seen)) { seen[$1] = 1; P[++np] = $1 }
+           S[$1, $2, $3] = $4; K[$1, $2, $3] = $7; C[$1, $2, $3] = $8 == "per_cpu" ? $4 : ($8 == "per_work" && $5 > 0) ? $4 * $6 / $5 : $6
+           if ($3 > R) R = $3 }
   END {
     for (x = 1; x <= np; x++) { p = P[x]
-      pg = med(p, "glibc", 7); pm = med(p, "mimalloc", 7); pp = med(p, "pinarena", 7)
-      printf "| %s | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f / %.1f / %.1f | %.2f |\n", p, med(p, "glibc", 4),
-             med(p, "mimalloc", 4), med(p, "pinarena", 4), ratio(p, "mimalloc"), ratio(p, "glibc"),
-             pg / 1024, pm / 1024, pp / 1024, pp / (pg > pm ? pg : pm)
+      pg = med(p, "glibc", K); pm = med(p, "mimalloc", K); pp = med(p, "pinarena", K)
+      printf "| %s | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.2f |\n", p, med(p, "glibc", S),
+             med(p, "mimalloc", S), med(p, "pinarena", S), ratio(p, "mimalloc", S), ratio(p, "glibc", S),
+             ratio(p, "mimalloc", C), ratio(p, "glibc", C), pg / 1024, pm / 1024, pp / 1024, pp / (pg > pm ? pg : pm)
     }
   }' "$OUT"

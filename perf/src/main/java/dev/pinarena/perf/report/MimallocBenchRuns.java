@@ -10,8 +10,8 @@ import java.util.Map;
 
 /**
  * The runs of mimalloc-bench's programs ({@code perf/mimalloc-bench/run.sh}):
- * {@code program,allocator,round,seconds,wall_s,cpu_s,peak_kib}, one row per run; every round runs each program
- * once under each allocator, so runs of one round lie close together in time.
+ * {@code program,allocator,round,seconds,wall_s,cpu_s,peak_kib,time_is}, one row per run; every round runs each
+ * program once under each allocator, so runs of one round lie close together in time.
  */
 public final class MimallocBenchRuns
 {
@@ -21,33 +21,31 @@ public final class MimallocBenchRuns
      * @param program   the program (cfrac, larson, ...).
      * @param allocator {@code glibc}, {@code mimalloc} or {@code pinarena}.
      * @param round     the round, from 1.
-     * @param seconds   the run's time: its wall time, or for a program that runs a fixed time the time per fixed
-     *                  work it printed.
+     * @param seconds   the run's time, as {@code timeIs} says.
      * @param wall      wall seconds.
      * @param cpu       user + system seconds.
      * @param peakKib   largest resident set + largest HugetlbPages, KiB.
+     * @param timeIs    {@code wall} (a fixed amount of work: seconds is its wall time), {@code per_work} (a
+     *                  fixed-duration program: the time per fixed work it printed) or {@code per_cpu} (the CPU time
+     *                  per fixed work it printed).
      */
     public record Run(String program, String allocator, int round, double seconds, double wall, double cpu,
-        long peakKib)
+        long peakKib, String timeIs)
     {
         /**
-         * @return true if {@link #seconds()} is the wall time (the program does a fixed amount of work), so its CPU
-         *         time is comparable across allocators too.
-         */
-        public boolean fixedWork()
-        {
-            return seconds == wall;
-        }
-
-        /**
          * @return CPU seconds (user + system) per the fixed work {@link #seconds()} stands for: the CPU time of a
-         *         fixed-work program, and for a fixed-duration program its time per work scaled by the share of
-         *         the run it had the CPUs ({@code seconds × cpu / wall}). On a shared machine a fixed-duration
-         *         program's throughput falls with the CPU it gets; this figure does not.
+         *         fixed-work program; for a fixed-duration one its time per work scaled by the share of the run it
+         *         had the CPUs ({@code seconds × cpu / wall}); the printed figure when it is per CPU already. On a
+         *         shared machine a fixed-duration program's throughput falls with the CPU it gets; this does not.
          */
         public double cpuPerWork()
         {
-            return fixedWork() || wall <= 0 ? cpu : seconds * cpu / wall;
+            return switch (timeIs)
+            {
+                case "per_cpu" -> seconds;
+                case "per_work" -> wall > 0 ? seconds * cpu / wall : cpu;
+                default -> cpu;
+            };
         }
     }
 
@@ -72,13 +70,13 @@ public final class MimallocBenchRuns
         for (final String line : Files.readAllLines(file))
         {
             final String[] f = line.split(",");
-            if (f.length != 7 || "program".equals(f[0]))
+            if (f.length != 8 || "program".equals(f[0]))
             {
                 continue;
             }
             runs.byProgram.computeIfAbsent(f[0], k -> new ArrayList<>()).add(new Run(f[0], f[1],
                 Integer.parseInt(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4]), Double.parseDouble(f[5]),
-                Long.parseLong(f[6])));
+                Long.parseLong(f[6]), f[7]));
         }
         return runs;
     }

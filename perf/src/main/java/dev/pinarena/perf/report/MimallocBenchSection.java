@@ -43,7 +43,8 @@ public final class MimallocBenchSection implements ReportSection
             .append("programs that run a fixed time (larson, xmalloc-test, glibc-thread, rptest) the time per fixed ")
             .append("work they print. A ratio is the median of the per-round ratios (each round's runs lie close ")
             .append("together in time). CPU: user + system seconds per the same work (for a fixed-duration program ")
-            .append("its time per work × CPU ÷ wall), steadier than time when other work shares the machine. ")
+            .append("its time per work × CPU ÷ wall; rptest prints its figure per CPU second already), steadier ")
+            .append("than time when other work shares the machine. ")
             .append("Peak: largest RSS + HugetlbPages, median. Goal: time ≤ 1.0 × mimalloc and ")
             .append("< 1.0 × glibc, peak ≤ ").append(PEAK_LIMIT).append(" × the larger of glibc's and mimalloc's; ")
             .append("a ratio past its goal is in bold.\n\n");

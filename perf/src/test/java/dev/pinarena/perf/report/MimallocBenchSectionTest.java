@@ -8,17 +8,16 @@ import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The mimalloc-bench table: ratios are medians of per-round ratios (not ratios of medians), a fixed-duration
- * program's CPU per work is its time per work scaled by CPU ÷ wall, and a ratio past its goal is bold and named; a
- * missing CSV is reported as not measured.
+ * The mimalloc-bench table: ratios are medians of per-round ratios (not ratios of medians), CPU per work follows
+ * what a program's time is (wall, per work over a fixed duration, per CPU second), and a ratio past its goal is bold
+ * and named; a missing CSV is reported as not measured.
  */
 class MimallocBenchSectionTest
 {
-    private static final String HEADER = "program,allocator,round,seconds,wall_s,cpu_s,peak_kib";
+    private static final String HEADER = "program,allocator,round,seconds,wall_s,cpu_s,peak_kib,time_is";
 
     @Test
     void ratiosPerRoundAndGoals(@TempDir final Path dir) throws Exception
@@ -26,15 +25,20 @@ class MimallocBenchSectionTest
         final Path csv = dir.resolve("mimalloc-bench.csv");
         Files.write(csv, List.of(HEADER,
             // round 3 has a burst of load on mimalloc's run: a ratio of medians would say 0.50
-            "cfrac,glibc,1,1.0,1.0,0.5,2048", "cfrac,mimalloc,1,1.0,1.0,0.5,3072", "cfrac,pinarena,1,0.9,0.9,0.45,3072",
-            "cfrac,pinarena,2,1.9,1.9,0.95,3072", "cfrac,glibc,2,2.0,2.0,1.0,2048", "cfrac,mimalloc,2,2.0,2.0,1.0,3072",
-            "cfrac,mimalloc,3,3.0,3.0,1.5,3072", "cfrac,pinarena,3,1.0,1.0,0.5,3072", "cfrac,glibc,3,1.1,1.1,0.55,2048",
+            "cfrac,glibc,1,1.0,1.0,0.5,2048,wall", "cfrac,mimalloc,1,1.0,1.0,0.5,3072,wall",
+            "cfrac,pinarena,1,0.9,0.9,0.45,3072,wall",
+            "cfrac,pinarena,2,1.9,1.9,0.95,3072,wall", "cfrac,glibc,2,2.0,2.0,1.0,2048,wall",
+            "cfrac,mimalloc,2,2.0,2.0,1.0,3072,wall",
+            "cfrac,mimalloc,3,3.0,3.0,1.5,3072,wall", "cfrac,pinarena,3,1.0,1.0,0.5,3072,wall",
+            "cfrac,glibc,3,1.1,1.1,0.55,2048,wall",
             // larson runs a fixed time and prints its time per fixed work
-            "larson,glibc,1,700,5.0,1.0,10240", "larson,mimalloc,1,80,5.0,1.9,20480",
-            "larson,pinarena,1,96,5.0,1.9,30720"));
+            "larson,glibc,1,700,5.0,1.0,10240,per_work", "larson,mimalloc,1,80,5.0,1.9,20480,per_work",
+            "larson,pinarena,1,96,5.0,1.9,30720,per_work",
+            // rptest prints operations per CPU second: its time is CPU per work already
+            "rptest,glibc,1,2.0,9.0,0.5,1024,per_cpu", "rptest,mimalloc,1,4.0,9.0,0.5,1024,per_cpu",
+            "rptest,pinarena,1,3.0,9.0,0.1,1024,per_cpu"));
         final MimallocBenchRuns runs = MimallocBenchRuns.read(csv);
-        assertEquals(List.of("cfrac", "larson"), runs.programs());
-        assertFalse(runs.find("larson", "glibc", 1).fixedWork());
+        assertEquals(List.of("cfrac", "larson", "rptest"), runs.programs());
         assertEquals(140.0, runs.find("larson", "glibc", 1).cpuPerWork(), 1e-9);
 
         final StringBuilder md = new StringBuilder();
@@ -44,7 +48,9 @@ class MimallocBenchSectionTest
             text);
         assertTrue(text.contains(
             "| larson | 700.000 | 80.000 | 96.000 | **1.20** | 0.14 | 1.20 | 0.26 | 10.0 / 20.0 / 30.0 | **1.50** |"), text);
-        assertTrue(text.contains("Past the goal in this run: larson."), text);
+        assertTrue(text.contains("| rptest | 2.000 | 4.000 | 3.000 | 0.75 | **1.50** | 0.75 | 1.50 | 1.0 / 1.0 / 1.0 | 1.00 |"),
+            text);
+        assertTrue(text.contains("Past the goal in this run: larson, rptest."), text);
     }
 
     @Test
