@@ -84,7 +84,12 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   pa_block_t* tail = head;
   size_t n = 1, most = pa_span_capacity(s);
   pa_check_remote_block(tail);           /* before following its link */
-  for (pa_block_t* next; (next = pa_link_next(s, tail)) != NULL;) {
+  for (;;) {
+    /* pa_link_next with the list's end tested once: the loop needs that
+       test anyway, so a link is then only checked for leaving its slice */
+    pa_block_t* next = pa_link_raw(tail);
+    if (next == NULL) break;
+    if (unlikely((((uintptr_t)next ^ (uintptr_t)tail) >> PA_SLICE_SHIFT) != 0)) next = pa_link_far(s, tail);
     tail = next;
     pa_check_remote_block(tail);
     if (unlikely(++n > most)) pa_free_list_corrupt(tail);

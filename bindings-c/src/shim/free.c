@@ -257,12 +257,11 @@ static inline void free_local(pa_heap_t* h, pa_span_t* s, pa_block_t* b) {
   if (unlikely((int32_t)--s->used <= 0)) pa_free_local_slow(h, s, b);
 }
 
-/* A block taken in from a remote list (thread_free, delayed) must carry the
- * remote mark. The local mark means the owner freed it again after the
- * remote free; neither mark, a write after free (or a block handed out
- * while still listed). */
-PA_HIDDEN void pa_check_remote_block(const pa_block_t* b) {
-  if (likely(b->mark == pa_remote_mark(b))) return;
+/* A block taken in from a remote list without the remote mark
+ * (pa_check_remote_block, internal.h): the local mark means the owner freed
+ * it again after the remote free; neither mark, a write after free (or a
+ * block handed out while still listed). */
+PA_HIDDEN PA_COLD void pa_remote_block_unmarked(const pa_block_t* b) {
   if (b->mark == pa_free_mark(b)) double_free(b);
   pa_free_list_corrupt(b);
 }
