@@ -75,20 +75,34 @@ cc_prog() {   # cc_prog NAME COMPILER FLAGS... -- SOURCES...
   fi
 }
 gcc -O2 -std=gnu11 -Wall -Wextra -Werror -o "$BIN/measure" "$HERE/measure.c"
+# the programs build side by side (one compiler per program; ~40 s of CPU in all)
+pids=()
 cc_prog cfrac gcc -std=gnu89 -DNOMEMOPT=1 -- $(printf 'cfrac/%s.c ' cfrac pops pconst pio pabs pneg pcmp podd phalf \
-  padd psub pmul pdivmod psqrt ppowmod atop ptoa itop utop ptou errorp pfloat pidiv pimod picmp primes pcfrac pgcd)
+  padd psub pmul pdivmod psqrt ppowmod atop ptoa itop utop ptou errorp pfloat pidiv pimod picmp primes pcfrac pgcd) &
+pids+=($!)
 cc_prog espresso gcc -std=gnu89 -- $(printf 'espresso/%s.c ' cofactor cols compl contain cubestr cvrin cvrm cvrmisc \
   cvrout dominate equiv espresso essen exact expand gasp getopt gimpel globals hack indep irred main map matrix mincov \
-  opo pair part primes reduce rows set setc sharp sminterf solution sparse unate utility verify)
-cc_prog barnes gcc -std=gnu89 -- $(printf 'barnes/%s.c ' code code_io load grav getparam util)
-cc_prog larson g++ -std=c++17 -DCPP=1 -- larson/larson.cpp
-cc_prog mstress gcc -- mstress/mstress.c
-cc_prog rptest gcc -fpermissive -I"$B/rptest" -- rptest/rptest.c rptest/thread.c rptest/timer.c
-cc_prog xmalloc-test gcc -- xmalloc-test/xmalloc-test.c
-cc_prog cache-scratch g++ -std=c++17 -- cache-scratch/cache-scratch.cpp
-cc_prog glibc-simple gcc -- glibc-bench/bench-malloc-simple.c
-cc_prog glibc-thread gcc -- glibc-bench/bench-malloc-thread.c
-cc_prog malloc-large g++ -std=c++17 -- malloc-large/malloc-large.cpp
+  opo pair part primes reduce rows set setc sharp sminterf solution sparse unate utility verify) &
+pids+=($!)
+cc_prog barnes gcc -std=gnu89 -- $(printf 'barnes/%s.c ' code code_io load grav getparam util) &
+pids+=($!)
+cc_prog larson g++ -std=c++17 -DCPP=1 -- larson/larson.cpp &
+pids+=($!)
+cc_prog mstress gcc -- mstress/mstress.c &
+pids+=($!)
+cc_prog rptest gcc -fpermissive -I"$B/rptest" -- rptest/rptest.c rptest/thread.c rptest/timer.c &
+pids+=($!)
+cc_prog xmalloc-test gcc -- xmalloc-test/xmalloc-test.c &
+pids+=($!)
+cc_prog cache-scratch g++ -std=c++17 -- cache-scratch/cache-scratch.cpp &
+pids+=($!)
+cc_prog glibc-simple gcc -- glibc-bench/bench-malloc-simple.c &
+pids+=($!)
+cc_prog glibc-thread gcc -- glibc-bench/bench-malloc-thread.c &
+pids+=($!)
+cc_prog malloc-large g++ -std=c++17 -- malloc-large/malloc-large.cpp &
+pids+=($!)
+for pid in "${pids[@]}"; do wait "$pid" || { echo "mimalloc-bench: a program failed to build (above)" >&2; exit 1; }; done
 
 # --- the command of each program (mimalloc-bench's bench.sh, with nproc threads). Quick: the same programs on
 # less work: espresso on the first 600 lines of its input, barnes on 1/10 of the bodies, the three programs whose
@@ -104,6 +118,7 @@ quick_variant() {   # quick_variant NAME SOURCE SED-EXPRESSION COMPILER FLAGS...
   sed "$edit" "$B/$src" > "$BUILD/quick-src/${src##*/}"
   ! cmp -s "$B/$src" "$BUILD/quick-src/${src##*/}" ||
     { echo "mimalloc-bench: '$edit' changes nothing in $src (the pinned sources moved?)" >&2; exit 1; }
+  [ -x "$BIN/$name-quick" ] && [ "$BIN/$name-quick" -nt "$0" ] && return
   # shellcheck disable=SC2086  # CFLAGS: words
   "$cc" $CFLAGS "$@" -o "$BIN/$name-quick" "$BUILD/quick-src/${src##*/}" -lpthread -lm
 }
