@@ -76,7 +76,7 @@ final class Allocator
         }
         catch (final RuntimeException ex)
         {
-            deallocator.free(address, Deallocator.ANY_GENERATION);
+            deallocator.free(address);
             throw ex;
         }
     }

@@ -24,10 +24,62 @@ final class Deallocator
     }
 
     /**
+     * The free of a plain address: a block of a slab is freed here, everything else (runs, dedicated
+     * chunks, bad frees) in {@link #freeOther}.
+     *
+     * @param address an address the arena handed out and not freed since.
+     */
+    void free(final long address)
+    {
+        final Slab slab = slabHolding(address);
+        final int index = slab == null ? -1 : slab.blockIndex(address);
+        if (index < 0)
+        {
+            freeOther(address, ANY_GENERATION);
+            return;
+        }
+        freeBlock(slab, index, address);
+    }
+
+    /**
+     * The free of a {@link BufferHandle}: as {@link #free(long)}, after comparing the handle's generation
+     * with the block's. Kept apart from {@link #free(long)} and as small: each has its own profile and
+     * always inlines into the caller's loop; a stale handle, like every other refusal, is out of line.
+     *
+     * @param handle a handle the arena handed out.
+     */
+    void freeHandle(final long handle)
+    {
+        final long address = BufferHandle.address(handle);
+        final Slab slab = slabHolding(address);
+        final int index = slab == null ? -1 : slab.blockIndex(address);
+        if (index < 0 || slab.generation(index) != BufferHandle.generation(handle))
+        {
+            freeOther(address, BufferHandle.generation(handle));
+            return;
+        }
+        freeBlock(slab, index, address);
+    }
+
+    /** @return the slab of the page holding {@code address}, or null for anything else (even no chunk). */
+    private Slab slabHolding(final long address)
+    {
+        final ArenaChunk chunk = directory.chunkOf(address);
+        if (chunk == null || chunk.dedicated)
+        {
+            return null;
+        }
+        final int page = chunk.pageOf(address);
+        return chunk.state(page) == ArenaChunk.SLAB ? chunk.slab(page) : null;
+    }
+
+    /**
+     * Everything but a good free of a slab block: runs, dedicated chunks, stale handles and bad frees.
+     *
      * @param address    an address the arena handed out and not freed since.
      * @param generation the generation the caller's {@link BufferHandle} names, or {@link #ANY_GENERATION}.
      */
-    void free(final long address, final int generation)
+    private void freeOther(final long address, final int generation)
     {
         final ArenaChunk chunk = directory.chunkOf(address);
         if (chunk == null)
@@ -48,7 +100,18 @@ final class Deallocator
         final byte state = chunk.state(page);
         if (state == ArenaChunk.SLAB)
         {
-            freeBlock(chunk.slab(page), address, generation);
+            // A slab block that the fast path turned away: inside a block, in the slab's tail, or stale.
+            final Slab slab = chunk.slab(page);
+            final int index = slab.blockIndex(address);
+            if (index < 0)
+            {
+                throw index == -1 ? insideBlock(slab, address) : ArenaErrors.inSlabTail(address, slab);
+            }
+            if (generation != ANY_GENERATION && generation != slab.generation(index))
+            {
+                throw ArenaErrors.staleHandle(address, generation, slab.generation(index));
+            }
+            freeBlock(slab, index, address);
             return;
         }
         switch (state)
@@ -92,17 +155,8 @@ final class Deallocator
             ArenaErrors.insideBlock(address, slab) : ArenaErrors.insideFreeBlock(address, slab);
     }
 
-    private void freeBlock(final Slab slab, final long address, final int generation)
+    private void freeBlock(final Slab slab, final int index, final long address)
     {
-        final int index = slab.blockIndex(address);
-        if (index < 0)
-        {
-            throw index == -1 ? insideBlock(slab, address) : ArenaErrors.inSlabTail(address, slab);
-        }
-        if (generation != ANY_GENERATION && generation != slab.generation(index))
-        {
-            throw ArenaErrors.staleHandle(address, generation, slab.generation(index));
-        }
         final ThreadHeap owner = slab.heap;
         if (owner != null && owner.thread == Thread.currentThread())
         {

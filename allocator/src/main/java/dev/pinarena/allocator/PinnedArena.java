@@ -146,7 +146,7 @@ public final class PinnedArena implements AutoCloseable
     public void free(final long address)
     {
         checkOpen("free", address);
-        deallocator.free(address, Deallocator.ANY_GENERATION);
+        deallocator.free(address);
     }
 
     /**
@@ -174,7 +174,7 @@ public final class PinnedArena implements AutoCloseable
     public void freeHandle(final long handle)
     {
         checkOpen("freeHandle", BufferHandle.address(handle));
-        deallocator.free(BufferHandle.address(handle), BufferHandle.generation(handle));
+        deallocator.freeHandle(handle);
     }
 
     /**
