@@ -2,7 +2,10 @@
  *   pinarena-bench churn|prodcons|larson|realloc                 (small objects: time)
  *   pinarena-bench big|huge|aligned|regrow|strgrow|calloc|phased|fork (what a program holds: memory)
  * Prints: workload seconds peak_kb, where peak_kb = VmHWM + HugetlbPages
- * (hugetlb memory is not in RSS; pinarena's chunks may live there). */
+ * (hugetlb memory is not in RSS; pinarena's chunks may live there).
+ * PINARENA_BENCH_PERCENT=P (1..100, default 100): every workload that repeats one step (churn, prodcons,
+ * larson, realloc, big, huge, strgrow, calloc, fork) makes P % of its repetitions, at least one; the ones
+ * that build up to a size (aligned, regrow, phased) run whole. The quick bench's shorter rounds. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -29,6 +32,8 @@ static void pin_to(int k) {
 }
 
 static inline uint64_t rnd(uint64_t* s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return *s; }
+static long percent = 100;
+static long reps(long n) { long k = n * percent / 100; return k > 0 ? k : 1; }
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + (double)t.tv_nsec * 1e-9; }
 
 static long status_kb(const char* key) {
@@ -46,7 +51,7 @@ static void churn(void) {
   enum { LIVE = 20000 };
   static char* slot[LIVE];
   uint64_t s = 88172645463325252ULL;
-  for (long i = 0; i < churn_ops; i++) {
+  for (long i = 0, ops = reps(churn_ops); i < ops; i++) {
     size_t k = rnd(&s) % LIVE;
     free(slot[k]);
     size_t n = 8 + rnd(&s) % 505;
@@ -71,7 +76,7 @@ static void* consumer(void* a) {
   return NULL;
 }
 static void prodcons(void) {
-  const long n = 10000000;
+  const long n = reps(10000000);
   pthread_t t;
   pin_to(0);
   pthread_create(&t, NULL, consumer, (void*)(intptr_t)n);
@@ -109,7 +114,7 @@ static void* larson_worker(void* a) {
 }
 static void larson(void) {
   lw_t w[2];
-  for (int j = 0; j < 2; j++) { w[j].slot = calloc(10000, sizeof(char*)); w[j].seed = 99 + (uint64_t)j; w[j].ops = 1000000; w[j].cpu = j; }
+  for (int j = 0; j < 2; j++) { w[j].slot = calloc(10000, sizeof(char*)); w[j].seed = 99 + (uint64_t)j; w[j].ops = reps(1000000); w[j].cpu = j; }
   for (int round = 0; round < 20; round++) {
     pthread_t t[2];
     for (int j = 0; j < 2; j++) pthread_create(&t[j], NULL, larson_worker, &w[j]);
@@ -123,7 +128,7 @@ static void larson(void) {
 static void realloc_growth(void) {
   uint64_t s = 42;
   static char* keep[8];
-  for (int b = 0; b < 20000; b++) {
+  for (long b = 0, nb = reps(20000); b < nb; b++) {
     size_t cap = (size_t)16384 << (rnd(&s) % 9);
     char* p = NULL;
     for (size_t n = 16; n < cap; n += n / 4 + 16) { p = realloc(p, n); p[n - 1] = 1; }
@@ -145,7 +150,7 @@ static void big(void) {
   enum { LIVE = 64 };
   static char* slot[LIVE];
   uint64_t s = 7;
-  for (long i = 0; i < 200000; i++) {
+  for (long i = 0, ops = reps(200000); i < ops; i++) {
     size_t k = rnd(&s) % LIVE;
     free(slot[k]);
     size_t n = (size_t)65536 << (rnd(&s) % 7);
@@ -161,7 +166,7 @@ static void big(void) {
  *    written (a buffer sized for the worst case). */
 static void huge(void) {
   const size_t sizes[] = { (size_t)5 << 20, (size_t)96 << 20, (size_t)300 << 20, (size_t)1 << 30 };
-  for (int r = 0; r < 3; r++)
+  for (long r = 0, nr = reps(3); r < nr; r++)
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
       char* p = malloc(sizes[i]);
       if (p == NULL) { perror("huge: malloc"); exit(1); }
@@ -204,7 +209,7 @@ static void regrow(void) {
 /* 9. strgrow: a 4 KiB string grown by realloc in 1..97 byte steps to ~97 KiB, 3000 times. */
 static void strgrow(void) {
   uint64_t s = 11;
-  for (int r = 0; r < 3000; r++) {
+  for (long r = 0, nr = reps(3000); r < nr; r++) {
     size_t n = 4096;
     char* p = malloc(n);
     p[0] = 1;
@@ -222,7 +227,7 @@ static void strgrow(void) {
  *     freed; three rounds (a sparse matrix, a bitmap). */
 static void calloc_huge(void) {
   const size_t sizes[] = { (size_t)64 << 20, (size_t)256 << 20, (size_t)1 << 30 };
-  for (int r = 0; r < 3; r++)
+  for (long r = 0, nr = reps(3); r < nr; r++)
     for (size_t i = 0; i < 3; i++) {
       char* p = calloc(1, sizes[i]);
       if (p == NULL) { perror("calloc"); exit(1); }
@@ -258,7 +263,7 @@ static void fork_heap(void) {
   enum { N = 1024 };
   static char* o[N];
   for (int i = 0; i < N; i++) { o[i] = malloc((size_t)1 << 20); if (o[i] == NULL) exit(1); touch(o[i], (size_t)1 << 20); }
-  for (int r = 0; r < 20; r++) {
+  for (long r = 0, nr = reps(20); r < nr; r++) {
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); exit(1); }
     if (pid == 0) _exit(o[r][0] == 1 ? 0 : 1);
@@ -271,6 +276,11 @@ static void fork_heap(void) {
 int main(int argc, char** argv) {
   const char* w = argc > 1 ? argv[1] : "churn";
   if (argc > 2) churn_ops = atol(argv[2]);
+  const char* share = getenv("PINARENA_BENCH_PERCENT");
+  if (share != NULL) {
+    percent = atol(share);
+    if (percent < 1 || percent > 100) { fprintf(stderr, "PINARENA_BENCH_PERCENT=%s: not 1..100\n", share); return 2; }
+  }
   double t0 = now();
   if (!strcmp(w, "churn")) churn();
   else if (!strcmp(w, "prodcons")) prodcons();
