@@ -3,6 +3,10 @@
 # (allocator order rotates per repetition so a burst of load on a shared machine does not land on one
 # allocator), one CSV row per run: workload,allocator,run,seconds,peak_kib. The report computes
 # min/median/max and ratios from it. REPS=1 is the smoke run `mvn verify` makes.
+# BUDGET=SECONDS: the step's time budget (0 or unset: none). Round 1 of every workload always runs, under
+# every allocator; a later round runs only if it would end before the workload's share of the budget
+# (workload k of n: k/n of it, so time a workload leaves unused goes to the next). Each cut is printed
+# and appended to the file CUTS names, if set: "malloc,WORKLOAD,N of REPS rounds".
 set -euo pipefail
 # time workloads (small objects), then memory workloads (objects of 64 KiB to 1 GiB); WORKLOADS narrows the list
 WORKLOADS=${WORKLOADS:-churn prodcons larson realloc big huge aligned regrow strgrow calloc phased fork}
@@ -18,14 +22,26 @@ for a in "${ALLOCS[@]}"; do
     exit 1
   fi
 done
+BUDGET=${BUDGET:-0}
 echo "workload,allocator,run,seconds,peak_kib" > "$OUT"
-for w in $WORKLOADS; do
+read -ra LIST <<< "$WORKLOADS"
+start=$(date +%s%N)
+for k in "${!LIST[@]}"; do
+  w=${LIST[$k]} done=0
+  share=$(( start + BUDGET * 1000000000 * (k + 1) / ${#LIST[@]} ))   # this workload's end, in ns
   for r in $(seq 1 "$REPS"); do
+    began=$(date +%s%N)
+    if [ "$r" -gt 1 ] && [ "$BUDGET" -gt 0 ] && [ $(( began + last )) -gt "$share" ]; then
+      printf '  %s: %d of %d rounds: one more would overrun the %ss budget\n' "$w" "$done" "$REPS" "$BUDGET" >&2
+      [ -z "${CUTS:-}" ] || echo "malloc,$w,$done of $REPS rounds" >> "$CUTS"
+      break
+    fi
     for i in "${!ALLOCS[@]}"; do
       a=${ALLOCS[$(( (i + r) % ${#ALLOCS[@]} ))]}
       read -r _ t m < <(LD_PRELOAD="${PRE[$a]}" "$BENCH" "$w")
       echo "$w,$a,$r,$t,$m" >> "$OUT"
     done
+    done=$r last=$(( $(date +%s%N) - began ))
   done
-  printf '  %s: %d runs per allocator\n' "$w" "$REPS" >&2
+  [ "$done" -lt "$REPS" ] || printf '  %s: %d runs per allocator\n' "$w" "$REPS" >&2
 done
