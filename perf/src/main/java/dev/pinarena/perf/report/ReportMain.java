@@ -73,6 +73,7 @@ public final class ReportMain
         sections.add(new MallocSection(MallocRuns.read(results.resolve("malloc.csv"))));
         sections.add(new MimallocBenchSection(MimallocBenchRuns.read(results.resolve("mimalloc-bench.csv"))));
         sections.add(new MpiSavingsSection(MpiLoops.read(results.resolve("mpi-savings.csv"))));
+        sections.add(RunTimeSection.read(results));
 
         final StringBuilder md = new StringBuilder();
         md.append("# pinarena performance report\n\n");
