@@ -48,6 +48,8 @@ public final class JmhSuite
         "NettyAllocatorBenchmark", "SendMemoryBenchmark"};
 
     private static final String ALLOC_NORM = "gc.alloc.rate.norm";
+    /** What a class that would overrun its share runs with: on a busy machine a fork's start alone takes seconds. */
+    private static final String CUT = "100 ms of warmup and 2 iterations of 50 ms, in the suite's JVM (no fork of its own)";
 
     private JmhSuite()
     {
@@ -86,9 +88,9 @@ public final class JmhSuite
             final boolean cut = budget.mustCut(done, runs[i], pace, System.nanoTime());
             if (cut)
             {
-                System.err.printf(Locale.ROOT, "JmhSuite: %s cut to 100 ms of warmup + 2 iterations of 50 ms: at %.1f s a run " +
-                    "it would overrun its share of the %d s budget%n", BENCHMARKS[i], pace / 1e9, budgetSeconds);
-                Files.writeString(Path.of(args[3]), "jmh," + BENCHMARKS[i] + ",100 ms of warmup and 2 iterations of 50 ms\n",
+                System.err.printf(Locale.ROOT, "JmhSuite: %s cut to %s: at %.1f s a run it would overrun its share " +
+                    "of the %d s budget%n", BENCHMARKS[i], CUT, pace / 1e9, budgetSeconds);
+                Files.writeString(Path.of(args[3]), "jmh," + BENCHMARKS[i] + "," + CUT + "\n",
                     StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
             }
             results.addAll(new Runner(options(quick, cut).include(pattern(BENCHMARKS[i])).build()).run());
@@ -98,13 +100,13 @@ public final class JmhSuite
     }
 
     /**
-     * The iterations: the full run's, the quick run's (long enough for the loop's C2 code to be measured),
-     * or a cut's.
+     * The iterations: the full run's, the quick run's, or a cut's (no fork: the class shares the JIT's
+     * profiles with what ran before it in this JVM, which the report's cut list says).
      */
     private static ChainedOptionsBuilder options(final boolean quick, final boolean cut)
     {
         return new OptionsBuilder()
-            .forks(quick ? 1 : 2)
+            .forks(cut ? 0 : quick ? 1 : 2)
             .warmupIterations(quick ? 1 : 3)
             .warmupTime(TimeValue.milliseconds(cut ? 100 : quick ? 200 : 1000))
             .measurementIterations(cut ? 2 : quick ? 3 : 5)
