@@ -72,6 +72,7 @@ public final class ReportMain
             results.resolve("reg-cost-io_uring.csv"), results.resolve("reg-cost-verbs.csv")))));
         sections.add(new MallocSection(MallocRuns.read(results.resolve("malloc.csv"))));
         sections.add(new MimallocBenchSection(MimallocBenchRuns.read(results.resolve("mimalloc-bench.csv"))));
+        sections.add(new PythonTestsSection(PythonTestRuns.read(results.resolve("python-tests.csv"))));
         sections.add(new MpiSavingsSection(MpiLoops.read(results.resolve("mpi-savings.csv"))));
         sections.add(RunTimeSection.read(results));
 

@@ -1,0 +1,28 @@
+"""peak.py TEST — runs one CPython regression test in this process (`python3 -m test TEST`, no worker
+subprocess) and, at exit, writes `peak_kib=N passed=0|1` to fd 3: N = VmHWM + HugetlbPages of this
+process, the one that ran the test."""
+import atexit
+import os
+import sys
+
+state = {"code": 1}
+
+
+def report():
+    fields = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.split()
+    peak = int(fields["VmHWM"][0]) + int(fields.get("HugetlbPages", ["0"])[0])
+    os.write(3, f"peak_kib={peak} passed={int(state['code'] == 0)}\n".encode())
+
+
+atexit.register(report)
+sys.argv = ["python3 -m test", "-q", "--fail-env-changed", sys.argv[1]]
+try:
+    from test.libregrtest.main import main
+    main()
+except SystemExit as e:
+    state["code"] = e.code if isinstance(e.code, int) else 1
+    raise
