@@ -307,11 +307,27 @@ PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c) {
   return PAGE_ROUND((size_t)(obj - (uintptr_t)c) + (c->huge_req ? c->huge_req : 1));
 }
 
-/* The object of a huge chunk just taken (under pa_chunk_lock): after the
- * header page, or at the first multiple of align. */
+/* Where a huge chunk's object starts when no alignment above a page is asked
+ * for: after the header page and 0..PA_HUGE_COLOURS-1 more pages, the count
+ * read from the chunk's address. Chunks are aligned to their power-of-two
+ * size, so without it every huge object would start at the same offset
+ * modulo 128 MiB or more: arrays streamed side by side (STREAM's a[i] =
+ * b[i] + s*c[i], DGEMM's panels) would then map their i-th lines to the same
+ * cache sets and evict each other (hpcc's STREAM triad ran at 1/3 of glibc's
+ * rate). Pages, not lines: the object stays page aligned, so page moves
+ * (pa_huge_move) still work, and a chunk keeps its colour when reused. */
+#define PA_HUGE_COLOURS 16
+
+static size_t huge_offset(const pa_chunk_t* c) {
+  uint32_t n = (uint32_t)((uintptr_t)c >> c->shift);
+  return PA_HUGE_HDR + (size_t)((n * 0x9e3779b1u) >> 28) * 4096;   /* top 4 bits of a multiplicative hash */
+}
+
+/* The object of a huge chunk just taken (under pa_chunk_lock): at its
+ * coloured offset, or at the first multiple of align above the header. */
 static void huge_publish(pa_chunk_t* c, size_t size, size_t align) {
-  uintptr_t obj = (uintptr_t)c + PA_HUGE_HDR;
-  if (align > PA_HUGE_HDR) obj = (obj + align - 1) & ~(uintptr_t)(align - 1);
+  uintptr_t obj = (uintptr_t)c + huge_offset(c);
+  if (align > PA_HUGE_HDR) obj = ((uintptr_t)c + PA_HUGE_HDR + align - 1) & ~(uintptr_t)(align - 1);
   c->huge_req = size;
   c->huge_clean = c->huge_dirty;
   c->huge_heap = pa_heap;
@@ -322,9 +338,10 @@ static void huge_publish(pa_chunk_t* c, size_t size, size_t align) {
  * only releases chunks on the free list, under pa_chunk_lock, so nothing
  * here races with it. */
 PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
-  /* the object starts after the header page, or at the first multiple of
-     align; even a zero-byte object owns a byte (its page) inside the chunk */
-  size_t need = (align > PA_HUGE_HDR ? align : PA_HUGE_HDR) + (size ? size : 1);
+  /* the object starts at its coloured offset (at most PA_HUGE_COLOURS pages
+     in), or at the first multiple of align; even a zero-byte object owns a
+     byte (its page) inside the chunk */
+  size_t need = (align > PA_HUGE_HDR ? align : PA_HUGE_HDR * PA_HUGE_COLOURS) + (size ? size : 1);
   if (need < size) { errno = ENOMEM; return NULL; }
   unsigned sh = log2_ceil(need);
   if (sh < PA_TABLE_SHIFT) sh = PA_TABLE_SHIFT;
@@ -379,7 +396,7 @@ PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
  * object lands on an address a cache may know with other frames). Only
  * when the object's pages are all the chunk ever touched (else the pages
  * above it would be stranded: the copy path reuses the chunk instead) and
- * the object starts right after the header. c is retired: out of the owner
+ * the object starts at its coloured offset (huge_offset). c is retired: out of the owner
  * table and the lists, its registration gone, its header page kept (never
  * handed out, so never the program's to register). NULL: not moved. */
 /* Chunks whose object moved out (pa_huge_move), by next, under
@@ -411,10 +428,11 @@ static void huge_retire(pa_chunk_t* c, size_t keep) {
 
 PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   char* obj = c->huge_obj;
-  if (obj != (char*)c + PA_HUGE_HDR || c->huge_dirty > pa_huge_extent(c)) return NULL;
+  size_t off = huge_offset(c);
+  if (obj != (char*)c + off || c->huge_dirty > pa_huge_extent(c)) return NULL;
   pa_chunk_t* d = pa_huge_alloc(n, PA_ALIGN_MIN, 1);
   if (d == NULL) return NULL;
-  size_t len = pa_huge_extent(c) - PA_HUGE_HDR;
+  size_t len = pa_huge_extent(c) - off;
   size_t cap = (size_t)1 << c->shift;
   pa_register_notify_release(c);           /* the old range leaves: caches drop it */
   pa_register_release(c);
@@ -435,7 +453,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   c->huge_obj = NULL;
   atomic_fetch_sub(&pa_gstats.huge_chunks, 1);
   atomic_fetch_sub(&pa_gstats.huge_bytes, cap);
-  huge_retire(c, PAGE_ROUND((size_t)PA_HUGE_HDR + len));
+  huge_retire(c, PAGE_ROUND(off + len));
   return d->huge_obj;
 }
 
