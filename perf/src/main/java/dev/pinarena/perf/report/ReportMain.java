@@ -74,6 +74,8 @@ public final class ReportMain
         sections.add(new MimallocBenchSection(MimallocBenchRuns.read(results.resolve("mimalloc-bench.csv"))));
         sections.add(new PythonTestsSection(PythonTestRuns.read(results.resolve("python-tests.csv"))));
         sections.add(new MpiSavingsSection(MpiLoops.read(results.resolve("mpi-savings.csv"))));
+        sections.add(new MpiAppsSection(MpiAppRuns.read(List.of(
+            results.resolve("mpi-apps-host.csv"), results.resolve("mpi-apps-rxe0.csv")))));
         sections.add(RunTimeSection.read(results));
 
         final StringBuilder md = new StringBuilder();

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# perf/mpi-apps/run.sh — real MPI applications under glibc and under the shim, side by side, interleaved:
+# hpcc (HPC Challenge, Debian `hpcc`) and NetPIPE (`netpipe-openmpi`, NPopenmpi), two ranks.
+#
+#   perf/mpi-apps/run.sh host|rxe0 ROUNDS OUT_DIR [LIBPINARENA_SO]
+#
+# host   two ranks on this machine, shared memory (pml ob1, btl self,vader).
+# rxe0   two ranks in the Soft-RoCE guest, every byte over rxe0 (testbed/mpirun-rxe: pml cm, mtl ofi,
+#        verbs;ofi_rxm). Run it as the guest command: testbed/softroce --rw OUT_DIR -- perf/mpi-apps/run.sh rxe0 ...
+# The shim runs the way the README says to launch it: `pinarena exec [--mpi ofi] -- mpirun ...` (every rank
+# preloads libpinarena.so, every stack's memory hooks off, libfabric's cache fed by the shim). Round r runs
+# glibc first when r is odd and the shim first when r is even, app by app, so a load change hits both.
+# Input: hpccinf.txt beside this script (host) or hpccinf-rxe0.txt (smaller: the guest is emulated).
+# Output: OUT_DIR/mpi-apps.csv, one row a measurement:
+#   where,app,phase,metric,unit,better,round,allocator,value      (better: lower|higher)
+# and each run's own output (OUT_DIR/ROUND-ALLOCATOR-APP.out, hpccoutf.txt copies). Exit 1 if a run failed.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+WHERE=${1:?host|rxe0}
+ROUNDS=${2:?ROUNDS}
+OUT=${3:?OUT_DIR}
+SO=${4:-$ROOT/bindings-c/target/libpinarena.so}
+PINARENA=$ROOT/bindings-c/target/pinarena
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+CSV=$OUT/mpi-apps.csv
+failed=0
+
+case "$WHERE" in
+  host) INF=$HERE/hpccinf.txt NP_MAX=4194304
+        # yield_when_idle: two polling ranks on a busy 2-core machine otherwise spin through each other's slice
+        LAUNCH=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 --mca btl self,vader
+                --mca mpi_yield_when_idle 1)
+        SHIM_EXEC=("$PINARENA" exec --) ;;
+  rxe0) INF=$HERE/hpccinf-rxe0.txt NP_MAX=4194304   # rxe's largest message is 8 MiB
+        [ -e /sys/class/infiniband/rxe0 ] || { echo "run.sh rxe0: no rxe0 here (run it in testbed/softroce)" >&2; exit 2; }
+        LAUNCH=("$ROOT/testbed/mpirun-rxe" --mca mpi_yield_when_idle 1)
+        SHIM_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --") ;;
+  *) echo "run.sh: where is host or rxe0, not '$WHERE'" >&2; exit 2 ;;
+esac
+for tool in hpcc NPopenmpi; do
+  command -v "$tool" >/dev/null || { echo "run.sh: $tool missing (apt-get install hpcc netpipe-openmpi)" >&2; exit 2; }
+done
+[ -r "$SO" ] || { echo "run.sh: no shim at $SO (make -C bindings-c)" >&2; exit 2; }
+export PINARENA_LIB=$SO
+echo "where,app,phase,metric,unit,better,round,allocator,value" >"$CSV"
+
+# row APP PHASE METRIC UNIT BETTER VALUE (ROUND and ALLOC from the caller)
+row() { [ -n "$6" ] && echo "$WHERE,$1,$2,$3,$4,$5,$round,$alloc,$6" >>"$CSV"; }
+# summary FILE KEY: KEY=VALUE from hpcc's summary section
+summary() { sed -n "/^Begin of Summary/,/^End of Summary/s/^$2=//p" "$1" | head -1; }
+
+# launch ALLOC PROGRAM ARGS...: the job under glibc or the shim, in the current directory
+launch() {
+  local a=$1; shift
+  if [ "$a" = pinarena ]; then "${SHIM_EXEC[@]}" "${LAUNCH[@]}" "$@"; else "${LAUNCH[@]}" "$@"; fi
+}
+
+run_hpcc() {
+  local dir=$OUT/work-$round-$alloc-hpcc t0 t1
+  rm -rf "$dir"; mkdir -p "$dir"; cp "$INF" "$dir/hpccinf.txt"
+  t0=$(date +%s.%N)
+  (cd "$dir" && launch "$alloc" hpcc) >"$OUT/$round-$alloc-hpcc.out" 2>&1
+  local rc=$?
+  t1=$(date +%s.%N)
+  local f=$dir/hpccoutf.txt
+  if [ $rc != 0 ] || [ "$(summary "$f" Success)" != 1 ]; then
+    echo "  hpcc $alloc round $round: exit $rc, Success=$(summary "$f" Success) (see $OUT/$round-$alloc-hpcc.out)" >&2
+    failed=1; return
+  fi
+  cp "$f" "$OUT/$round-$alloc-hpccoutf.txt"
+  row hpcc all wall s lower "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+  row hpcc HPL HPL_time s lower "$(summary "$f" HPL_time)"
+  row hpcc DGEMM StarDGEMM_Gflops Gflop/s higher "$(summary "$f" StarDGEMM_Gflops)"
+  row hpcc STREAM StarSTREAM_Triad GB/s higher "$(summary "$f" StarSTREAM_Triad)"
+  row hpcc STREAM StarSTREAM_Copy GB/s higher "$(summary "$f" StarSTREAM_Copy)"
+  row hpcc PTRANS PTRANS_GBs GB/s higher "$(summary "$f" PTRANS_GBs)"
+  row hpcc RandomAccess MPIRandomAccess_GUPs GUP/s higher "$(summary "$f" MPIRandomAccess_GUPs)"
+  row hpcc RandomAccess StarRandomAccess_GUPs GUP/s higher "$(summary "$f" StarRandomAccess_GUPs)"
+  row hpcc FFT StarFFT_Gflops Gflop/s higher "$(summary "$f" StarFFT_Gflops)"
+  row hpcc FFT MPIFFT_Gflops Gflop/s higher "$(summary "$f" MPIFFT_Gflops)"
+  row hpcc latency AvgPingPongLatency_usec us lower "$(summary "$f" AvgPingPongLatency_usec)"
+  row hpcc bandwidth AvgPingPongBandwidth_GBytes GB/s higher "$(summary "$f" AvgPingPongBandwidth_GBytes)"
+  rm -rf "$dir"
+}
+
+run_netpipe() {
+  local dir=$OUT/work-$round-$alloc-np t0 t1
+  rm -rf "$dir"; mkdir -p "$dir"
+  t0=$(date +%s.%N)
+  # -p 0: powers of two and their 1.5x only; -n: a fixed repeat count (its own calibration runs long on a busy host)
+  (cd "$dir" && launch "$alloc" NPopenmpi -p 0 -l 8 -u "$NP_MAX" -n 30 -o np.out) >"$OUT/$round-$alloc-netpipe.out" 2>&1
+  local rc=$?
+  t1=$(date +%s.%N)
+  if [ $rc != 0 ] || [ ! -s "$dir/np.out" ]; then
+    echo "  NetPIPE $alloc round $round: exit $rc (see $OUT/$round-$alloc-netpipe.out)" >&2; failed=1; return
+  fi
+  cp "$dir/np.out" "$OUT/$round-$alloc-np.out"
+  row netpipe all wall s lower "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+  # np.out: bytes, Mbps, seconds per one-way transfer
+  row netpipe latency latency_8B us lower "$(awk '$1 == 8 { printf "%.3f", $3 * 1e6 }' "$dir/np.out")"
+  local size
+  for size in 65536 1048576 "$NP_MAX"; do
+    row netpipe bandwidth "bandwidth_${size}B" Mbit/s higher "$(awk -v s="$size" '$1 == s { print $2 }' "$dir/np.out")"
+  done
+  rm -rf "$dir"
+}
+
+for ((round = 1; round <= ROUNDS; round++)); do
+  order=(glibc pinarena); ((round % 2 == 0)) && order=(pinarena glibc)
+  for app in hpcc netpipe; do
+    for alloc in "${order[@]}"; do
+      echo "  [$WHERE round $round/$ROUNDS] $app under $alloc" >&2
+      "run_$app"
+    done
+  done
+done
+echo "  $(($(wc -l <"$CSV") - 1)) rows: $CSV" >&2
+exit $failed

@@ -1,0 +1,140 @@
+package dev.pinarena.perf.report;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Real MPI applications under glibc and under the shim, interleaved ({@code perf/mpi-apps/run.sh}):
+ * {@code where,app,phase,metric,unit,better,round,allocator,value}, one row per measurement.
+ */
+public final class MpiAppRuns
+{
+    /** The allocator every ratio compares against. */
+    public static final String GLIBC = "glibc";
+    /** The shim's allocator name in the CSV. */
+    public static final String SHIM = "pinarena";
+
+    /**
+     * One metric of one application at one place, every round's value per allocator.
+     *
+     * @param where        {@code host} (shared memory) or {@code rxe0} (Soft-RoCE guest).
+     * @param app          {@code hpcc} or {@code netpipe}.
+     * @param phase        the application's phase (HPL, DGEMM, STREAM, ...; {@code all} for the wall time).
+     * @param metric       the application's own name for the figure.
+     * @param unit         its unit.
+     * @param higherBetter true for rates, false for times.
+     * @param rounds       round number → allocator → value.
+     */
+    public record Metric(String where, String app, String phase, String metric, String unit, boolean higherBetter,
+        Map<Integer, Map<String, Double>> rounds)
+    {
+        /**
+         * @param allocator an allocator name.
+         * @return its values over the rounds, or null if none.
+         */
+        public Samples samples(final String allocator)
+        {
+            final List<Double> values = new ArrayList<>();
+            for (final Map<String, Double> round : rounds.values())
+            {
+                final Double v = round.get(allocator);
+                if (v != null)
+                {
+                    values.add(v);
+                }
+            }
+            return values.isEmpty() ? null : new Samples(values.stream().mapToDouble(Double::doubleValue).toArray());
+        }
+
+        /**
+         * The shim's cost against glibc in time terms, one per round that measured both (rounds interleave the
+         * two, so a pair shares the machine's load): shim ÷ glibc for times, glibc ÷ shim for rates. Above 1.0:
+         * the shim is slower.
+         *
+         * @return the per-round ratios, sorted; empty if no round measured both.
+         */
+        public Samples pairedTimeRatios()
+        {
+            final List<Double> ratios = new ArrayList<>();
+            for (final Map<String, Double> round : rounds.values())
+            {
+                final Double glibc = round.get(GLIBC);
+                final Double shim = round.get(SHIM);
+                if (glibc != null && shim != null && glibc > 0 && shim > 0)
+                {
+                    ratios.add(higherBetter ? glibc / shim : shim / glibc);
+                }
+            }
+            return ratios.isEmpty() ? null : new Samples(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+        }
+    }
+
+    private final Map<String, Metric> metrics = new LinkedHashMap<>();
+
+    private MpiAppRuns()
+    {
+    }
+
+    /**
+     * @param files CSVs as {@code run.sh} writes them (host and rxe0); missing files give no rows.
+     * @return the metrics in file order.
+     * @throws IOException if a file cannot be read.
+     * @throws IllegalArgumentException for a row that is not of the format, naming the file and line.
+     */
+    public static MpiAppRuns read(final List<Path> files) throws IOException
+    {
+        final MpiAppRuns runs = new MpiAppRuns();
+        for (final Path file : files)
+        {
+            if (!Files.isRegularFile(file))
+            {
+                continue;
+            }
+            int n = 0;
+            for (final String line : Files.readAllLines(file))
+            {
+                n++;
+                final String[] f = line.split(",");
+                if (line.isBlank() || "where".equals(f[0]))
+                {
+                    continue;
+                }
+                if (f.length != 9 || !("lower".equals(f[5]) || "higher".equals(f[5])))
+                {
+                    throw new IllegalArgumentException(file + ":" + n + ": not where,app,phase,metric,unit," +
+                        "lower|higher,round,allocator,value: " + line);
+                }
+                final Metric m = runs.metrics.computeIfAbsent(f[0] + "/" + f[1] + "/" + f[3],
+                    k -> new Metric(f[0], f[1], f[2], f[3], f[4], "higher".equals(f[5]), new TreeMap<>()));
+                m.rounds().computeIfAbsent(Integer.parseInt(f[6]), k -> new LinkedHashMap<>())
+                    .put(f[7], Double.parseDouble(f[8]));
+            }
+        }
+        return runs;
+    }
+
+    /**
+     * @return every metric, in file order.
+     */
+    public List<Metric> metrics()
+    {
+        return new ArrayList<>(metrics.values());
+    }
+
+    /**
+     * @param where  host or rxe0.
+     * @param app    hpcc or netpipe.
+     * @param metric the metric's name.
+     * @return the metric, or null if not measured.
+     */
+    public Metric find(final String where, final String app, final String metric)
+    {
+        return metrics.get(where + "/" + app + "/" + metric);
+    }
+}

@@ -1,0 +1,87 @@
+package dev.pinarena.perf.report;
+
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * "Is a real MPI application slower under the shim?" — hpcc's phases and NetPIPE under glibc and under
+ * libpinarena.so ({@code pinarena exec}), interleaved round by round, on the host (shared memory) and over rxe0
+ * in the Soft-RoCE guest; each figure as shim ÷ glibc in time terms, with the spread of the per-round pairs
+ * as its noise.
+ */
+public final class MpiAppsSection implements ReportSection
+{
+    private final MpiAppRuns runs;
+
+    /**
+     * @param runs the measured metrics.
+     */
+    public MpiAppsSection(final MpiAppRuns runs)
+    {
+        this.runs = runs;
+    }
+
+    public void write(final StringBuilder md, final Path reportDir)
+    {
+        md.append("## Is a real MPI application slower under the shim?\n\n");
+        if (runs.metrics().isEmpty())
+        {
+            md.append("Not measured in this run (`perf/mpi-apps/run.sh` wrote no rows: hpcc or NetPIPE missing, ")
+                .append("or its runs failed).\n\n");
+            return;
+        }
+        md.append("hpcc (HPC Challenge 1.5, Debian's, `perf/mpi-apps/hpccinf*.txt`) and NetPIPE (`NPopenmpi`), two ")
+            .append("ranks, under glibc and under the shim launched as its README says (`pinarena exec [--mpi ofi] -- ")
+            .append("mpirun ...`: every rank preloads libpinarena.so, the stacks' memory hooks off). `host`: shared ")
+            .append("memory on this machine; `rxe0`: Open MPI `pml cm`/`mtl ofi` over Soft-RoCE in the emulated ")
+            .append("guest (only ratios mean anything there). Each round runs both allocators back to back, in ")
+            .append("alternating order. **shim ÷ glibc** is in time terms (rates inverted): below 1.0 the shim is ")
+            .append("faster. The pair range is the smallest and largest ratio of one round's pair: the noise of ")
+            .append("this machine; `slower` only when every pair was above 1.0.\n\n");
+        md.append("| where | app | phase | metric | glibc | shim | shim ÷ glibc | pair range | rounds | |\n");
+        md.append("|---|---|---|---|---:|---:|---:|---:|---:|---|\n");
+        for (final MpiAppRuns.Metric m : runs.metrics())
+        {
+            final Samples glibc = m.samples(MpiAppRuns.GLIBC);
+            final Samples shim = m.samples(MpiAppRuns.SHIM);
+            final Samples pairs = m.pairedTimeRatios();
+            md.append("| ").append(m.where()).append(" | ").append(m.app()).append(" | ").append(m.phase())
+                .append(" | ").append(m.metric()).append(" (").append(m.unit()).append(") | ")
+                .append(glibc == null ? "–" : figure(glibc.median())).append(" | ")
+                .append(shim == null ? "–" : figure(shim.median())).append(" | ");
+            if (glibc == null || shim == null || pairs == null)
+            {
+                md.append("– | – | 0 | not measured under both |\n");
+                continue;
+            }
+            final double ratio = m.higherBetter() ? glibc.median() / shim.median() : shim.median() / glibc.median();
+            md.append(String.format(Locale.ROOT, "**%.2f** | %.2f–%.2f | %d | %s |%n", ratio, pairs.min(),
+                pairs.max(), pairs.count(), verdict(pairs)));
+        }
+        md.append('\n');
+    }
+
+    /**
+     * @param pairs per-round shim ÷ glibc time ratios.
+     * @return {@code slower} when every pair was slower, {@code faster} when every pair was faster, else
+     *         {@code within noise}.
+     */
+    static String verdict(final Samples pairs)
+    {
+        if (pairs.min() > 1.0)
+        {
+            return "slower";
+        }
+        return pairs.max() < 1.0 ? "faster" : "within noise";
+    }
+
+    private static String figure(final double v)
+    {
+        if (v == 0)
+        {
+            return "0";
+        }
+        final double a = Math.abs(v);
+        return String.format(Locale.ROOT, a >= 100 ? "%.0f" : a >= 1 ? "%.2f" : "%.3g", v);
+    }
+}

@@ -1,0 +1,72 @@
+package dev.pinarena.perf.report;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The MPI applications table: shim ÷ glibc in time terms (rates inverted), the per-round pair range as noise,
+ * and "slower" only when every interleaved pair was slower.
+ */
+class MpiAppsSectionTest
+{
+    private static final String HEADER = "where,app,phase,metric,unit,better,round,allocator,value";
+
+    @Test
+    void ratiosInTimeTermsWithPairRange(@TempDir final Path dir) throws Exception
+    {
+        final Path host = dir.resolve("host.csv");
+        Files.write(host, List.of(HEADER,
+            "host,hpcc,STREAM,StarSTREAM_Triad,GB/s,higher,1,glibc,40",
+            "host,hpcc,STREAM,StarSTREAM_Triad,GB/s,higher,1,pinarena,20",
+            "host,hpcc,HPL,HPL_time,s,lower,1,glibc,1.0",
+            "host,hpcc,HPL,HPL_time,s,lower,1,pinarena,0.9",
+            "host,hpcc,STREAM,StarSTREAM_Triad,GB/s,higher,2,pinarena,22",
+            "host,hpcc,STREAM,StarSTREAM_Triad,GB/s,higher,2,glibc,55",
+            "host,hpcc,HPL,HPL_time,s,lower,2,pinarena,1.2",
+            "host,hpcc,HPL,HPL_time,s,lower,2,glibc,1.0"));
+        final Path rxe = dir.resolve("rxe0.csv");
+        Files.write(rxe, List.of(HEADER, "rxe0,netpipe,latency,latency_8B,us,lower,1,glibc,40"));
+        final MpiAppRuns runs = MpiAppRuns.read(List.of(host, rxe, dir.resolve("absent.csv")));
+        assertEquals(3, runs.metrics().size());
+        final double[] pairs = {runs.find("host", "hpcc", "StarSTREAM_Triad").pairedTimeRatios().min(),
+            runs.find("host", "hpcc", "StarSTREAM_Triad").pairedTimeRatios().max()};
+        assertEquals(2.0, pairs[0], 1e-9);
+        assertEquals(2.5, pairs[1], 1e-9);
+
+        final StringBuilder md = new StringBuilder();
+        new MpiAppsSection(runs).write(md, dir);
+        final String text = md.toString();
+        assertTrue(text.contains("| host | hpcc | STREAM | StarSTREAM_Triad (GB/s) | 47.50 | 21.00 | **2.26** | " +
+            "2.00–2.50 | 2 | slower |"), text);
+        assertTrue(text.contains("| host | hpcc | HPL | HPL_time (s) | 1.00 | 1.05 | **1.05** | 0.90–1.20 | 2 | " +
+            "within noise |"), text);
+        assertTrue(text.contains("| rxe0 | netpipe | latency | latency_8B (us) | 40.00 | – | – | – | 0 | " +
+            "not measured under both |"), text);
+    }
+
+    @Test
+    void malformedRowNamesFileAndLine(@TempDir final Path dir) throws Exception
+    {
+        final Path csv = dir.resolve("bad.csv");
+        Files.write(csv, List.of(HEADER, "host,hpcc,HPL,HPL_time,s,sideways,1,glibc,1.0"));
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> MpiAppRuns.read(List.of(csv)));
+        assertTrue(e.getMessage().contains("bad.csv:2"), e.getMessage());
+    }
+
+    @Test
+    void missingResultsSayNotMeasured(@TempDir final Path dir) throws Exception
+    {
+        final StringBuilder md = new StringBuilder();
+        new MpiAppsSection(MpiAppRuns.read(List.of(dir.resolve("absent.csv")))).write(md, dir);
+        assertTrue(md.toString().contains("Not measured in this run"), md.toString());
+    }
+}
