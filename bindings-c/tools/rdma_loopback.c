@@ -7,8 +7,9 @@
  *                                           address-keyed registration cache sends stale bytes;
  *                                           a registered chunk reused in place does not
  *   pinarena-rdma-loopback cost   [-d DEV] [-m MAX_MIB] [-r REPS]
- *                                           ibv_reg_mr + ibv_dereg_mr, 4 KiB .. MAX, 4 KiB pages vs
- *                                           2 MiB hugepages; one CSV line per (backing, size)
+ *                                           ibv_reg_mr + ibv_dereg_mr, 4 KiB .. MAX, 4 KiB pages,
+ *                                           transparent huge pages and 2 MiB hugetlb pages; one CSV
+ *                                           line per (backing, size)
  *
  * Exit status 0 when every check held; each failed check prints one "FAIL: ..." line.
  * It exists because ibv_post_send and ibv_poll_cq are inline functions in verbs.h:
@@ -209,18 +210,25 @@ static int reserve_guest_hugepages(size_t bytes) {
   return fclose(f) == 0 ? 0 : -errno;
 }
 
+/* The label of a measured chunk: its backing, and for THP whether the kernel
+ * gave huge pages for all of it ("thp") or not ("thp-partial": the row says
+ * what THP costs only when it is "thp"). */
+static const char* cost_label(const pa_mapping_t* c) {
+  if (c->backing != PA_BACK_THP) return pa_backing_name(c->backing);
+  return c->thp_bytes >= c->size ? "thp" : "thp-partial";
+}
+
 static int cmd_cost(rdma_pair_t* p, size_t max_mib, int reps) {
-  static const pa_backing_t small[] = { PA_BACK_4K };
-  static const pa_backing_t huge[] = { PA_BACK_HUGETLB_2M };
+  static const pa_backing_t backings[] = { PA_BACK_4K, PA_BACK_THP, PA_BACK_HUGETLB_2M };
   size_t max = max_mib * PA_MiB;
   reserve_guest_hugepages(max);   /* best effort; a hugetlb map failure is reported per row */
   printf("backend,backing,bytes,reps,min_us,median_us,max_us,us_per_mib\n");
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < 3; b++) {
     for (size_t len = 4 * PA_KiB; len <= max; len *= 4) {
       size_t chunk_size = len < PA_CHUNK_MIN ? PA_CHUNK_MIN : len;
       pa_mapping_t chunk;
-      if (pa_os_map_chunk(chunk_size, b == 0 ? small : huge, 1, &chunk)) {
-        printf("verbs,%s,%zu,0,,,,could not map\n", b == 0 ? "4k" : "hugetlb-2m", len);
+      if (pa_os_map_chunk(chunk_size, &backings[b], 1, &chunk)) {
+        printf("verbs,%s,%zu,0,,,,could not map\n", pa_backing_name(backings[b]), len);
         continue;
       }
       double samples[64];
@@ -238,7 +246,7 @@ static int cmd_cost(rdma_pair_t* p, size_t max_mib, int reps) {
         samples[j + 1] = v;
       }
       double mib = (double)len / (double)PA_MiB;
-      printf("verbs,%s,%zu,%d,%.1f,%.1f,%.1f,%.2f\n", pa_backing_name(chunk.backing), len, n, samples[0], samples[n / 2],
+      printf("verbs,%s,%zu,%d,%.1f,%.1f,%.1f,%.2f\n", cost_label(&chunk), len, n, samples[0], samples[n / 2],
              samples[n - 1], samples[n / 2] / mib);
       pa_os_unmap_chunk(&chunk);
     }
