@@ -28,12 +28,12 @@ CSV=$OUT/mpi-apps.csv
 failed=0
 
 case "$WHERE" in
-  host) INF=$HERE/hpccinf.txt NP_MAX=4194304
+  host) INF=$HERE/hpccinf.txt NP_MAX=4194304 NP_REPEATS=30
         # yield_when_idle: two polling ranks on a busy 2-core machine otherwise spin through each other's slice
         LAUNCH=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 --mca btl self,vader
                 --mca mpi_yield_when_idle 1)
         SHIM_EXEC=("$PINARENA" exec --) ;;
-  rxe0) INF=$HERE/hpccinf-rxe0.txt NP_MAX=4194304   # rxe's largest message is 8 MiB
+  rxe0) INF=$HERE/hpccinf-rxe0.txt NP_MAX=4194304 NP_REPEATS=5   # rxe's largest message is 8 MiB; emulated: few repeats
         [ -e /sys/class/infiniband/rxe0 ] || { echo "run.sh rxe0: no rxe0 here (run it in testbed/softroce)" >&2; exit 2; }
         LAUNCH=("$ROOT/testbed/mpirun-rxe" --mca mpi_yield_when_idle 1)
         SHIM_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --") ;;
@@ -82,6 +82,13 @@ run_hpcc() {
   row hpcc FFT MPIFFT_Gflops Gflop/s higher "$(summary "$f" MPIFFT_Gflops)"
   row hpcc latency AvgPingPongLatency_usec us lower "$(summary "$f" AvgPingPongLatency_usec)"
   row hpcc bandwidth AvgPingPongBandwidth_GBytes GB/s higher "$(summary "$f" AvgPingPongBandwidth_GBytes)"
+  # where the wall time goes: each section's seconds between hpcc's "Current time (EPOCH)" stamps (1 s steps;
+  # set-up and checks included, which the rates above leave out)
+  local section seconds
+  while read -r section seconds; do
+    row hpcc "$section" "${section}_wall" s lower "$seconds"
+  done <<<"$(awk '/^Begin of .* section/ { s = $3 }
+                  /^Current time \(/ { t = substr($3, 2) + 0; if (p && s != "Summary") print s, t - p; p = t }' "$f")"
   rm -rf "$dir"
 }
 
@@ -90,7 +97,7 @@ run_netpipe() {
   rm -rf "$dir"; mkdir -p "$dir"
   t0=$(date +%s.%N)
   # -p 0: powers of two and their 1.5x only; -n: a fixed repeat count (its own calibration runs long on a busy host)
-  (cd "$dir" && launch "$alloc" NPopenmpi -p 0 -l 8 -u "$NP_MAX" -n 30 -o np.out) >"$OUT/$round-$alloc-netpipe.out" 2>&1
+  (cd "$dir" && launch "$alloc" NPopenmpi -p 0 -l 8 -u "$NP_MAX" -n "$NP_REPEATS" -o np.out) >"$OUT/$round-$alloc-netpipe.out" 2>&1
   local rc=$?
   t1=$(date +%s.%N)
   if [ $rc != 0 ] || [ ! -s "$dir/np.out" ]; then

@@ -37,7 +37,9 @@ public final class MpiAppsSection implements ReportSection
             .append("guest (only ratios mean anything there). Each round runs both allocators back to back, in ")
             .append("alternating order. **shim ÷ glibc** is in time terms (rates inverted): below 1.0 the shim is ")
             .append("faster. The pair range is the smallest and largest ratio of one round's pair: the noise of ")
-            .append("this machine; `slower` only when every pair was above 1.0.\n\n");
+            .append("this machine; `slower` only when every pair was above 1.0. `SECTION_wall` rows are where hpcc's ")
+            .append("wall time goes: each section's seconds between its own clock stamps (set-up and checks included, ")
+            .append("1 s steps).\n\n");
         md.append("| where | app | phase | metric | glibc | shim | shim ÷ glibc | pair range | rounds | |\n");
         md.append("|---|---|---|---|---:|---:|---:|---:|---:|---|\n");
         for (final MpiAppRuns.Metric m : runs.metrics())
@@ -51,7 +53,7 @@ public final class MpiAppsSection implements ReportSection
                 .append(shim == null ? "–" : figure(shim.median())).append(" | ");
             if (glibc == null || shim == null || pairs == null)
             {
-                md.append("– | – | 0 | not measured under both |\n");
+                md.append("– | – | 0 | not measured under both (or 0: hpcc's section clock has 1 s steps) |\n");
                 continue;
             }
             final double ratio = m.higherBetter() ? glibc.median() / shim.median() : shim.median() / glibc.median();
