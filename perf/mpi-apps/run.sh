@@ -46,6 +46,24 @@ done
 export PINARENA_LIB=$SO
 echo "where,app,phase,metric,unit,better,round,allocator,value" >"$CSV"
 
+# hpcc's summary keys per phase: PHASE KEY UNIT BETTER. The Single* runs compute on one rank while the other
+# waits: no MPI scheduling in those figures.
+HPCC_METRICS="HPL HPL_time s lower
+DGEMM StarDGEMM_Gflops Gflop/s higher
+DGEMM SingleDGEMM_Gflops Gflop/s higher
+STREAM StarSTREAM_Triad GB/s higher
+STREAM StarSTREAM_Copy GB/s higher
+STREAM SingleSTREAM_Triad GB/s higher
+PTRANS PTRANS_GBs GB/s higher
+RandomAccess MPIRandomAccess_GUPs GUP/s higher
+RandomAccess StarRandomAccess_GUPs GUP/s higher
+RandomAccess SingleRandomAccess_GUPs GUP/s higher
+FFT StarFFT_Gflops Gflop/s higher
+FFT MPIFFT_Gflops Gflop/s higher
+FFT SingleFFT_Gflops Gflop/s higher
+latency AvgPingPongLatency_usec us lower
+bandwidth AvgPingPongBandwidth_GBytes GB/s higher"
+
 # row APP PHASE METRIC UNIT BETTER VALUE (ROUND and ALLOC from the caller)
 row() { [ -n "$6" ] && echo "$WHERE,$1,$2,$3,$4,$5,$round,$alloc,$6" >>"$CSV"; }
 # summary FILE KEY: KEY=VALUE from hpcc's summary section
@@ -71,22 +89,10 @@ run_hpcc() {
   fi
   cp "$f" "$OUT/$round-$alloc-hpccoutf.txt"
   row hpcc all wall s lower "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
-  row hpcc HPL HPL_time s lower "$(summary "$f" HPL_time)"
-  row hpcc DGEMM StarDGEMM_Gflops Gflop/s higher "$(summary "$f" StarDGEMM_Gflops)"
-  row hpcc STREAM StarSTREAM_Triad GB/s higher "$(summary "$f" StarSTREAM_Triad)"
-  row hpcc STREAM StarSTREAM_Copy GB/s higher "$(summary "$f" StarSTREAM_Copy)"
-  row hpcc PTRANS PTRANS_GBs GB/s higher "$(summary "$f" PTRANS_GBs)"
-  row hpcc RandomAccess MPIRandomAccess_GUPs GUP/s higher "$(summary "$f" MPIRandomAccess_GUPs)"
-  row hpcc RandomAccess StarRandomAccess_GUPs GUP/s higher "$(summary "$f" StarRandomAccess_GUPs)"
-  row hpcc FFT StarFFT_Gflops Gflop/s higher "$(summary "$f" StarFFT_Gflops)"
-  row hpcc FFT MPIFFT_Gflops Gflop/s higher "$(summary "$f" MPIFFT_Gflops)"
-  # the Single* runs: one rank computes while the other waits, so no MPI scheduling in the figure
-  row hpcc DGEMM SingleDGEMM_Gflops Gflop/s higher "$(summary "$f" SingleDGEMM_Gflops)"
-  row hpcc STREAM SingleSTREAM_Triad GB/s higher "$(summary "$f" SingleSTREAM_Triad)"
-  row hpcc RandomAccess SingleRandomAccess_GUPs GUP/s higher "$(summary "$f" SingleRandomAccess_GUPs)"
-  row hpcc FFT SingleFFT_Gflops Gflop/s higher "$(summary "$f" SingleFFT_Gflops)"
-  row hpcc latency AvgPingPongLatency_usec us lower "$(summary "$f" AvgPingPongLatency_usec)"
-  row hpcc bandwidth AvgPingPongBandwidth_GBytes GB/s higher "$(summary "$f" AvgPingPongBandwidth_GBytes)"
+  local phase key unit better
+  while read -r phase key unit better; do
+    row hpcc "$phase" "$key" "$unit" "$better" "$(summary "$f" "$key")"
+  done <<<"$HPCC_METRICS"
   # where the wall time goes: each section's seconds between hpcc's "Current time (EPOCH)" stamps (1 s steps;
   # set-up and checks included, which the rates above leave out)
   local section seconds
