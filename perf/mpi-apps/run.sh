@@ -10,6 +10,7 @@
 # The shim runs the way the README says to launch it: `pinarena exec [--mpi ofi] -- mpirun ...` (every rank
 # preloads libpinarena.so, every stack's memory hooks off, libfabric's cache fed by the shim). Round r runs
 # glibc first when r is odd and the shim first when r is even, app by app, so a load change hits both.
+# MPI_APPS (environment): the applications to run, default "hpcc netpipe".
 # Input: hpccinf.txt beside this script (host) or hpccinf-rxe0.txt (smaller: the guest is emulated).
 # Output: OUT_DIR/mpi-apps.csv, one row a measurement:
 #   where,app,phase,metric,unit,better,round,allocator,value      (better: lower|higher)
@@ -39,6 +40,10 @@ case "$WHERE" in
         SHIM_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --") ;;
   *) echo "run.sh: where is host or rxe0, not '$WHERE'" >&2; exit 2 ;;
 esac
+APPS=${MPI_APPS:-hpcc netpipe}
+for app in $APPS; do
+  case "$app" in hpcc|netpipe) ;; *) echo "run.sh: MPI_APPS names hpcc and netpipe, not '$app'" >&2; exit 2 ;; esac
+done
 for tool in hpcc NPopenmpi; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool missing (apt-get install hpcc netpipe-openmpi)" >&2; exit 2; }
 done
@@ -127,7 +132,7 @@ run_netpipe() {
 
 for ((round = 1; round <= ROUNDS; round++)); do
   order=(glibc pinarena); ((round % 2 == 0)) && order=(pinarena glibc)
-  for app in hpcc netpipe; do
+  for app in $APPS; do
     for alloc in "${order[@]}"; do
       echo "  [$WHERE round $round/$ROUNDS] $app under $alloc" >&2
       "run_$app"
