@@ -90,6 +90,17 @@ static int other_subscribe(struct fid_mem_monitor* m, const void* a, size_t l) {
 static void other_unsubscribe(struct fid_mem_monitor* m, const void* a, size_t l) { (void)m; (void)a; (void)l; }
 static bool other_valid(struct fid_mem_monitor* m, const void* a, size_t l) { (void)m; (void)a; (void)l; return true; }
 
+/* A tcp fabric opened through fi_fabric as the process resolves it (the shim's: it imports its monitor). */
+static struct fid_fabric* ofi_open_fabric(void* fab, void* fabric_fn, struct fi_info** info) {
+  getinfo_fn getinfo = (getinfo_fn)dlvsym(fab, "fi_getinfo", "FABRIC_1.3");
+  CHECK(getinfo != NULL && getinfo(FI_VERSION(1, 13), NULL, NULL, 0, NULL, info) == 0 && *info != NULL,
+        "fi_getinfo found no tcp provider");
+  struct fid_fabric* fabric = NULL;
+  int rc = ((int (*)(struct fi_fabric_attr*, struct fid_fabric**, void*))fabric_fn)((*info)->fabric_attr, &fabric, NULL);
+  CHECK(rc == 0, "fi_fabric: %d", rc);
+  return fabric;
+}
+
 TEST(stack_events_ofi_unmaps_come_from_the_shim) {
   void* fab = dlopen("libfabric.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (fab == NULL) SKIP("no libfabric.so.1 (libfabric1): %s", dlerror());
@@ -101,13 +112,8 @@ TEST(stack_events_ofi_unmaps_come_from_the_shim) {
   long (*forwarded)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ofi");
   CHECK(forwarded != NULL && forwarded() == -1, "fed before a fabric was opened");
 
-  getinfo_fn getinfo = (getinfo_fn)dlvsym(fab, "fi_getinfo", "FABRIC_1.3");
   struct fi_info* info = NULL;
-  CHECK(getinfo != NULL && getinfo(FI_VERSION(1, 13), NULL, NULL, 0, NULL, &info) == 0 && info != NULL,
-        "fi_getinfo found no tcp provider");
-  struct fid_fabric* fabric = NULL;
-  int rc = ((int (*)(struct fi_fabric_attr*, struct fid_fabric**, void*))fabric_fn)(info->fabric_attr, &fabric, NULL);
-  CHECK(rc == 0, "fi_fabric: %d", rc);
+  struct fid_fabric* fabric = ofi_open_fabric(fab, fabric_fn, &info);
   CHECK(forwarded() == 0, "the shim did not hand libfabric its monitor (forwarded %ld)", forwarded());
 
   /* libfabric holds the shim's monitor: it refuses a second one */
@@ -117,7 +123,7 @@ TEST(stack_events_ofi_unmaps_come_from_the_shim) {
   struct fid* door = NULL;
   CHECK(((open_fn)dlvsym(fab, "fi_open", "FABRIC_1.5"))(FI_VERSION(1, 13), "mr_cache", NULL, 0, 0, &door, NULL) == 0,
         "fi_open(mr_cache)");
-  rc = fi_import_fid(door, &other.fid, 0);
+  int rc = fi_import_fid(door, &other.fid, 0);
   fi_close(door);
   CHECK(rc == -FI_EBUSY, "libfabric took a second monitor (%d): it does not hold the shim's", rc);
 
@@ -142,6 +148,84 @@ TEST(stack_events_ofi_unmaps_come_from_the_shim) {
   CHECK(munmap(p, 2 * LEN) == 0, "munmap both");
   CHECK(!m->export_ops->valid(m, p, LEN) && !m->export_ops->valid(m, p + LEN, LEN), "valid after the last munmap");
   NOTE("subscriptions voided by unmaps: %ld", forwarded());
+  fi_close(&fabric->fid);
+  ((void (*)(struct fi_info*))dlvsym(fab, "fi_freeinfo", "FABRIC_1.3"))(info);
+}
+
+/* libfabric's cache at the shim's monitor with a full table (OFI_SUBS_MAX, 4096, in src/shim/stack_ofi_subs.c):
+ * thousands of subscriptions each found again, unsubscribes that leave the others found, an unmap that voids
+ * exactly the ranges it overlaps (not those that only touch it), and subscriptions past a full table that
+ * each take one range's place — never more held than the table, never a range valid after its unmap. */
+#define OFI_TABLE 4096
+#define PG 4096
+#define BASE (OFI_TABLE - 96)                /* one-page ranges first: room left for the odd shapes */
+#define EXTRA 200                            /* one-page ranges past the full table */
+
+static long ofi_valid_count(struct fid_mem_monitor* m, char* p, long from, long to) {
+  long n = 0;
+  for (long i = from; i < to; i++) n += m->export_ops->valid(m, p + i * PG, PG);
+  return n;
+}
+
+TEST(stack_events_ofi_many_subscriptions_reuse_and_exact_voids) {
+  void* fab = dlopen("libfabric.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (fab == NULL) SKIP("no libfabric.so.1 (libfabric1): %s", dlerror());
+  setenv("FI_PROVIDER", "tcp", 1);
+  setenv("FI_MR_CACHE_MONITOR", "disabled", 1);
+  struct fi_info* info = NULL;
+  struct fid_fabric* fabric = ofi_open_fabric(fab, dlsym(RTLD_DEFAULT, "fi_fabric"), &info);
+  long (*voided)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ofi");
+  struct fid_mem_monitor* (*held)(void) = (struct fid_mem_monitor * (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_ofi_monitor");
+  CHECK(voided != NULL && voided() == 0 && held != NULL, "the shim's monitor was not imported");
+  struct fid_mem_monitor* m = held();
+  const struct fi_ops_mem_monitor* ops = m->export_ops;
+  char* p = mmap(NULL, (size_t)(BASE + EXTRA) * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(p != MAP_FAILED, "mmap");
+
+  for (long i = 0; i < BASE; i++) CHECK(ops->subscribe(m, p + i * PG, PG) == 0, "subscribe %ld", i);
+  long n = ofi_valid_count(m, p, 0, BASE);
+  CHECK(n == BASE, "%ld of %d subscribed ranges valid", n, BASE);
+  for (long i = 0; i < BASE; i += 3) ops->unsubscribe(m, p + i * PG, PG);
+  for (long i = 0; i < BASE; i++)
+    CHECK(ops->valid(m, p + i * PG, PG) == (i % 3 != 0), "range %ld: valid %d after every third was unsubscribed",
+          i, (int)ops->valid(m, p + i * PG, PG));
+  for (long i = 0; i < BASE; i += 3) ops->subscribe(m, p + i * PG, PG);
+  n = ofi_valid_count(m, p, 0, BASE);
+  CHECK(n == BASE, "%ld of %d valid after the unsubscribed ones came back", n, BASE);
+
+  /* The unmap of pages [1000, 1010) overlaps ranges 1000..1009 and three odd shapes; [998, 1000) and the
+     pages either side only touch it. */
+  struct { long from, len; bool overlaps; } shape[] = {
+    {999 * PG + PG / 2, PG, true}, {1009 * PG + PG / 2, PG, true}, {990 * PG, 30 * PG, true}, {998 * PG, 2 * PG, false},
+  };
+  for (size_t k = 0; k < sizeof shape / sizeof shape[0]; k++) ops->subscribe(m, p + shape[k].from, (size_t)shape[k].len);
+  long before = voided();
+  CHECK(munmap(p + 1000 * PG, 10 * PG) == 0, "munmap");
+  for (long i = 0; i < BASE; i++)
+    CHECK(ops->valid(m, p + i * PG, PG) == (i < 1000 || i >= 1010), "range %ld: valid %d after the unmap of [1000, 1010)",
+          i, (int)ops->valid(m, p + i * PG, PG));
+  for (size_t k = 0; k < sizeof shape / sizeof shape[0]; k++)
+    CHECK(ops->valid(m, p + shape[k].from, (size_t)shape[k].len) == !shape[k].overlaps,
+          "range [%ld, +%ld) in pages: valid %d after the unmap of [1000, 1010)", shape[k].from / PG, shape[k].len / PG,
+          (int)ops->valid(m, p + shape[k].from, (size_t)shape[k].len));
+  CHECK(voided() == before + 13, "the unmap voided %ld subscriptions (expected 13)", voided() - before);
+
+  /* Past the full table: each new range takes one held range's place. */
+  long held_now = BASE - 10 + 1;
+  for (long i = BASE; i < BASE + EXTRA; i++) CHECK(ops->subscribe(m, p + i * PG, PG) == 0, "subscribe %ld", i);
+  n = ofi_valid_count(m, p, BASE, BASE + EXTRA);
+  CHECK(n == EXTRA, "%ld of the %d ranges subscribed past the full table are valid", n, EXTRA);
+  n = ofi_valid_count(m, p, 0, BASE) + ops->valid(m, p + 998 * PG, 2 * PG);
+  CHECK(n == OFI_TABLE - EXTRA, "%ld older ranges still valid (%ld held, table %d, %d new)", n, held_now, OFI_TABLE, EXTRA);
+  ops->subscribe(m, p, PG);                  /* valid again; if it had left, another range leaves */
+  CHECK(ops->valid(m, p, PG), "a range subscribed again is not valid");
+  n = ofi_valid_count(m, p, 0, BASE + EXTRA) + ops->valid(m, p + 998 * PG, 2 * PG);
+  CHECK(n == OFI_TABLE, "%ld ranges valid with the table full (%d)", n, OFI_TABLE);
+
+  CHECK(munmap(p, (size_t)(BASE + EXTRA) * PG) == 0, "munmap all");
+  n = ofi_valid_count(m, p, 0, BASE + EXTRA) + ops->valid(m, p + 998 * PG, 2 * PG);
+  CHECK(n == 0, "%ld ranges valid after their unmap: libfabric would hit them", n);
+  NOTE("subscriptions voided by unmaps: %ld", voided());
   fi_close(&fabric->fid);
   ((void (*)(struct fi_info*))dlvsym(fab, "fi_freeinfo", "FABRIC_1.3"))(info);
 }
