@@ -1,7 +1,6 @@
 package dev.pinarena.perf.report;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,23 +23,15 @@ public final class JmhRuns
      * @param file the CSV; a missing file gives no runs.
      * @return the iterations.
      * @throws IOException if the file cannot be read.
+     * @throws CsvFormatException for a row that is not of the format, naming the file, line and column.
      */
     public static JmhRuns read(final Path file) throws IOException
     {
         final JmhRuns runs = new JmhRuns();
-        if (!Files.isRegularFile(file))
+        for (final CsvRows.Row row : CsvRows.read(file))
         {
-            return runs;
-        }
-        for (final String line : Files.readAllLines(file))
-        {
-            final String[] f = line.split(",", -1);
-            if (f.length != 8 || f[0].equals("benchmark"))
-            {
-                continue;
-            }
-            runs.byKey.computeIfAbsent(key(f[0], f[1], f[3]), k -> new ArrayList<>())
-                .add(new double[] {Double.parseDouble(f[6]), f[7].isEmpty() ? Double.NaN : Double.parseDouble(f[7])});
+            runs.byKey.computeIfAbsent(key(row.text("benchmark"), row.text("method"), row.text("size")),
+                k -> new ArrayList<>()).add(new double[] {row.doubleValue("ns_per_op"), row.doubleOrNaN("alloc_bytes_per_op")});
         }
         return runs;
     }

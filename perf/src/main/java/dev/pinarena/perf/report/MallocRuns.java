@@ -1,7 +1,6 @@
 package dev.pinarena.perf.report;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,24 +23,16 @@ public final class MallocRuns
      * @param file the CSV; a missing file gives no runs.
      * @return the runs.
      * @throws IOException if the file cannot be read.
+     * @throws CsvFormatException for a row that is not of the format, naming the file, line and column.
      */
     public static MallocRuns read(final Path file) throws IOException
     {
         final MallocRuns runs = new MallocRuns();
-        if (!Files.isRegularFile(file))
+        for (final CsvRows.Row row : CsvRows.read(file))
         {
-            return runs;
-        }
-        for (final String line : Files.readAllLines(file))
-        {
-            final String[] f = line.split(",");
-            if (f.length != 5 || f[0].equals("workload"))
-            {
-                continue;
-            }
-            runs.byWorkload.computeIfAbsent(f[0], k -> new LinkedHashMap<>())
-                .computeIfAbsent(f[1], k -> new ArrayList<>())
-                .add(new double[] {Double.parseDouble(f[3]), Double.parseDouble(f[4])});
+            runs.byWorkload.computeIfAbsent(row.text("workload"), k -> new LinkedHashMap<>())
+                .computeIfAbsent(row.text("allocator"), k -> new ArrayList<>())
+                .add(new double[] {row.doubleValue("seconds"), row.doubleValue("peak_kib")});
         }
         return runs;
     }

@@ -1,7 +1,6 @@
 package dev.pinarena.perf.report;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -59,24 +58,17 @@ public final class MimallocBenchRuns
      * @param file the CSV; a missing file gives no runs.
      * @return the runs.
      * @throws IOException if the file cannot be read.
+     * @throws CsvFormatException for a row that is not of the format, naming the file, line and column.
      */
     public static MimallocBenchRuns read(final Path file) throws IOException
     {
         final MimallocBenchRuns runs = new MimallocBenchRuns();
-        if (!Files.isRegularFile(file))
+        for (final CsvRows.Row row : CsvRows.read(file))
         {
-            return runs;
-        }
-        for (final String line : Files.readAllLines(file))
-        {
-            final String[] f = line.split(",");
-            if (f.length != 8 || "program".equals(f[0]))
-            {
-                continue;
-            }
-            runs.byProgram.computeIfAbsent(f[0], k -> new ArrayList<>()).add(new Run(f[0], f[1],
-                Integer.parseInt(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4]), Double.parseDouble(f[5]),
-                Long.parseLong(f[6]), f[7]));
+            final String program = row.text("program");
+            runs.byProgram.computeIfAbsent(program, k -> new ArrayList<>()).add(new Run(program, row.text("allocator"),
+                row.intValue("round"), row.doubleValue("seconds"), row.doubleValue("wall_s"), row.doubleValue("cpu_s"),
+                row.longValue("peak_kib"), row.text("time_is")));
         }
         return runs;
     }

@@ -1,7 +1,6 @@
 package dev.pinarena.perf.report;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -85,35 +84,28 @@ public final class MpiAppRuns
      * @param files CSVs as {@code run.sh} writes them (host and rxe0); missing files give no rows.
      * @return the metrics in file order.
      * @throws IOException if a file cannot be read.
-     * @throws IllegalArgumentException for a row that is not of the format, naming the file and line.
+     * @throws CsvFormatException for a row that is not of the format, naming the file, line and column.
      */
     public static MpiAppRuns read(final List<Path> files) throws IOException
     {
         final MpiAppRuns runs = new MpiAppRuns();
         for (final Path file : files)
         {
-            if (!Files.isRegularFile(file))
+            for (final CsvRows.Row row : CsvRows.read(file))
             {
-                continue;
-            }
-            int n = 0;
-            for (final String line : Files.readAllLines(file))
-            {
-                n++;
-                final String[] f = line.split(",");
-                if (line.isBlank() || "where".equals(f[0]))
+                final String better = row.text("better");
+                if (!("lower".equals(better) || "higher".equals(better)))
                 {
-                    continue;
+                    throw row.error("better", "not lower or higher: '" + better + "'");
                 }
-                if (f.length != 9 || !("lower".equals(f[5]) || "higher".equals(f[5])))
-                {
-                    throw new IllegalArgumentException(file + ":" + n + ": not where,app,phase,metric,unit," +
-                        "lower|higher,round,allocator,value: " + line);
-                }
-                final Metric m = runs.metrics.computeIfAbsent(f[0] + "/" + f[1] + "/" + f[3],
-                    k -> new Metric(f[0], f[1], f[2], f[3], f[4], "higher".equals(f[5]), new TreeMap<>()));
-                m.rounds().computeIfAbsent(Integer.parseInt(f[6]), k -> new LinkedHashMap<>())
-                    .put(f[7], Double.parseDouble(f[8]));
+                final String where = row.text("where");
+                final String app = row.text("app");
+                final String metric = row.text("metric");
+                final Metric m = runs.metrics.computeIfAbsent(where + "/" + app + "/" + metric,
+                    k -> new Metric(where, app, row.text("phase"), metric, row.text("unit"), "higher".equals(better),
+                        new TreeMap<>()));
+                m.rounds().computeIfAbsent(row.intValue("round"), k -> new LinkedHashMap<>())
+                    .put(row.text("allocator"), row.doubleValue("value"));
             }
         }
         return runs;

@@ -1,7 +1,6 @@
 package dev.pinarena.perf.report;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,23 +40,16 @@ public final class MpiLoops
      * @param file the CSV; a missing file gives no rows.
      * @return the rows in file order.
      * @throws IOException if the file cannot be read.
+     * @throws CsvFormatException for a row that is not of the format, naming the file, line and column.
      */
     public static MpiLoops read(final Path file) throws IOException
     {
         final MpiLoops loops = new MpiLoops();
-        if (!Files.isRegularFile(file))
+        for (final CsvRows.Row row : CsvRows.read(file))
         {
-            return loops;
-        }
-        for (final String line : Files.readAllLines(file))
-        {
-            final String[] f = line.split(",");
-            if (f.length != 10 || "transport".equals(f[0]))
-            {
-                continue;
-            }
-            loops.rows.add(new Row(f[0], f[1], f[2], Long.parseLong(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]),
-                Long.parseLong(f[6]), Double.parseDouble(f[8]), Long.parseLong(f[9])));
+            loops.rows.add(new Row(row.text("transport"), row.text("allocator"), row.text("loop"), row.longValue("size"),
+                row.longValue("iterations"), row.longValue("registrations"), row.longValue("deregistrations"),
+                row.doubleValue("seconds"), row.longValue("bad_bytes")));
         }
         return loops;
     }

@@ -1,7 +1,6 @@
 package dev.pinarena.perf.report;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -40,28 +39,15 @@ public final class PythonTestRuns
      * @param file the CSV; a missing file gives no runs.
      * @return the runs in file order.
      * @throws IOException if the file cannot be read.
-     * @throws IllegalArgumentException if a row has the wrong number of fields.
+     * @throws CsvFormatException for a row that is not of the format, naming the file, line and column.
      */
     public static PythonTestRuns read(final Path file) throws IOException
     {
         final PythonTestRuns result = new PythonTestRuns();
-        if (!Files.isRegularFile(file))
+        for (final CsvRows.Row row : CsvRows.read(file))
         {
-            return result;
-        }
-        for (final String line : Files.readAllLines(file))
-        {
-            if (line.isBlank() || line.startsWith("test,"))
-            {
-                continue;
-            }
-            final String[] f = line.split(",");
-            if (f.length != 7)
-            {
-                throw new IllegalArgumentException(file + ": expected 7 fields, got " + f.length + ": " + line);
-            }
-            result.runs.add(new Run(f[0], f[1], f[2], Integer.parseInt(f[3]), Double.parseDouble(f[4]),
-                Long.parseLong(f[5]), "1".equals(f[6])));
+            result.runs.add(new Run(row.text("test"), row.text("pythonmalloc"), row.text("allocator"),
+                row.intValue("run"), row.doubleValue("seconds"), row.longValue("peak_kib"), "1".equals(row.text("passed"))));
         }
         return result;
     }
