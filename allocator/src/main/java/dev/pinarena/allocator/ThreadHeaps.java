@@ -11,11 +11,30 @@ package dev.pinarena.allocator;
  * arena keeps it (its slabs are rehomed, its pending stack forwards, see {@link ThreadHeap#adopt}). With
  * threads arriving, the cursor laps the list, so a dead heap is found within a lap.
  * <p>
- * The list, the cursor, the retired sums and the adoption counter are guarded by the pool's lock (the arena's
+ * The list, the cursor, the retired sums and the adoption probe are guarded by the pool's lock (the arena's
  * one lock), because adoption rehomes slabs the pool also walks; sums over heaps read them without it.
  */
 final class ThreadHeaps
 {
+    /**
+     * Told of each adoption, under the pool lock, on the adopting thread: the heap adopted and how many slabs
+     * adopting it visited (what adoption costs beyond a constant per heap). The arena's probe watches nothing;
+     * a test installs its own to see that cost.
+     */
+    interface AdoptionProbe
+    {
+        /** Watches nothing: the arena's. */
+        AdoptionProbe NONE = (dead, slabsVisited) ->
+        {
+        };
+
+        /**
+         * @param dead         the heap just adopted.
+         * @param slabsVisited slabs its adoption visited.
+         */
+        void adopted(ThreadHeap dead, int slabsVisited);
+    }
+
     /** Every how many slow-path pool visits a heap looks for dead threads' heaps to adopt. */
     static final int DEAD_THREAD_CHECK_INTERVAL = 64;
     /** How many listed heaps one look for dead threads examines (a new thread's and a slow path's). */
@@ -52,8 +71,8 @@ final class ThreadHeaps
     private int heapArrivals;
     /** Written under the pool lock, read without it. */
     private volatile long adoptions;
-    /** Slabs visited by adoptions so far (each adoption visits the dead heap's own). Guarded by the pool lock. */
-    private long slabsVisitedByAdoption;
+    /** Guarded by the pool lock. */
+    private AdoptionProbe adoptionProbe = AdoptionProbe.NONE;
 
     ThreadHeaps(final PagePool pool, final ZeroOnFree zeroOnFree, final int classCount, final long runCacheLimit)
     {
@@ -151,7 +170,7 @@ final class ThreadHeaps
             if (heap != adopter && !heap.thread.isAlive())
             {
                 // isAlive() == false: everything the dead thread did happens-before this point.
-                slabsVisitedByAdoption += adopter.adopt(heap);
+                adoptionProbe.adopted(heap, adopter.adopt(heap));
                 unlink(heap);
                 retired.add(heap); // its counters are final now: the adopter counts what it frees of them
                 adopted++;
@@ -164,13 +183,13 @@ final class ThreadHeaps
     }
 
     /**
-     * @return slabs visited by every adoption so far: what adoption costs, beyond a constant per heap.
+     * @param probe told of every adoption from now on ({@link AdoptionProbe#NONE}: none).
      */
-    long slabsVisitedByAdoption()
+    void probeAdoptions(final AdoptionProbe probe)
     {
         synchronized (pool)
         {
-            return slabsVisitedByAdoption;
+            adoptionProbe = probe;
         }
     }
 

@@ -2,6 +2,8 @@ package dev.pinarena.allocator;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -34,9 +36,10 @@ class AdoptionCostTest extends ArenaFixture
         shortLived.start();
         shortLived.join();
 
-        final long before = arena.heaps.slabsVisitedByAdoption();
+        final AtomicLong slabsVisited = new AtomicLong();
+        arena.heaps.probeAdoptions((dead, slabs) -> slabsVisited.addAndGet(slabs));
         assertEquals(1, arena.reclaimDeadThreads());
-        final long visited = arena.heaps.slabsVisitedByAdoption() - before;
+        final long visited = slabsVisited.get();
         assertEquals(3, visited, "adopting a heap of 3 slabs visited " + visited + " (slabs or pages) in an arena of " +
             arena.stats().chunks() + " chunks");
 
