@@ -103,11 +103,11 @@ PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   return n;
 }
 
-/* Carve up to ~4 KiB of never-used blocks from the bump area. */
+/* Carve up to ~4 KiB of never-used blocks, the next after the carved ones. */
 static void span_extend(pa_span_t* s) {
-  char* bump = atomic_load_explicit(&s->bump, memory_order_relaxed);
-  size_t bs = s->bsize;
-  size_t avail = (size_t)(s->end - bump) / bs;
+  size_t bs = s->bsize, carved = s->carved;       /* the owner's own field */
+  char* bump = s->start + carved * bs;
+  size_t avail = pa_span_capacity(s) - carved;
   size_t n = 4096 / bs;
   if (n < 4) n = 4;
   if (n > avail) n = avail;
@@ -121,7 +121,7 @@ static void span_extend(pa_span_t* s) {
   pa_link_set((pa_block_t*)p, s->free);
   ((pa_block_t*)p)->mark = pa_free_mark(p);
   s->free = first;
-  atomic_store_explicit(&s->bump, bump + n * bs, memory_order_relaxed);
+  __atomic_store_n(&s->carved, carved + n, __ATOMIC_RELAXED);    /* remote freers read it (block_in_span) */
 }
 
 static inline void list_unlink(pa_span_t** list, pa_span_t* s) {
@@ -170,15 +170,17 @@ static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   if (s == NULL) return NULL;
   s->cls = (uint8_t)cls;
   s->bsize = (uint32_t)bs;
-  s->divm = UINT64_MAX / bs + 1;             /* see block_in_span (free.c) */
+  s->shift = (uint8_t)__builtin_ctz((unsigned)bs);   /* see block_in_span (free.c) */
+  uint64_t odd = bs >> s->shift, inv = odd;      /* odd * inv == 1 (mod 2^64): Newton, 3 -> 6 -> ... -> 96 bits */
+  for (int i = 0; i < 5; i++) inv *= 2 - odd * inv;
+  s->inv = inv;
   if (unlikely(s->scar)) {
     /* A large object started here once. Its pointer may still be freed by
        mistake (a stale free); were a small block to start at the same
        address, that free would free a live block and malloc would hand it
        out twice. Blocks begin one block in: the stale pointer lies before
        the span's first block and free rejects it as invalid. */
-    s->start += bs;
-    atomic_store_explicit(&s->bump, s->start, memory_order_relaxed);
+    s->start += bs;                          /* nothing carved yet: carved stays 0 */
   }
   pa_queue_push_front(h, s);
   return s;

@@ -160,8 +160,7 @@ static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n, uint8_t kind, pa_h
   if (kind == PA_SPAN_LARGE) s->obj = (char*)c + (i << PA_SLICE_SHIFT);
   s->start = (char*)c + (i << PA_SLICE_SHIFT);
   s->end = s->start + (n << PA_SLICE_SHIFT);
-  atomic_store_explicit(&s->bump, s->start, memory_order_relaxed);
-  return s;
+  return s;                            /* carved: 0 (memset) */
 }
 
 static unsigned small_made;           /* chunks made at pa_opts.chunk_first (under pa_chunk_lock) */

@@ -3,8 +3,9 @@
  *
  * Validation at free: the owner table must know the address; the first line
  * of the span descriptor (check word and kind in one load, block geometry,
- * bump pointer) must show an intact small span with p a block start below
- * the bump pointer. So a pointer the allocator never gave out aborts here.
+ * count of carved blocks) must show an intact small span with p the start of
+ * one of its carved blocks. So a pointer the allocator never gave out aborts
+ * here.
  *
  * Double frees. Every block on a free list carries its free mark
  * (pa_free_mark, internal.h); malloc checks and clears it as it takes the
@@ -165,15 +166,27 @@ PA_HIDDEN void pa_free_mark_init(void) {
    Validation helpers
 --------------------------------------------------------------------------- */
 
-/* p is a block start of s below its bump pointer (carved at least once).
- * off is a multiple of bsize exactly when off * divm (mod 2^64) < divm, for
- * divm = ceil(2^64 / bsize) and off, bsize < 2^32 (a span is at most a few
- * MiB): the product wraps to off % bsize * divm, up to a term below divm.
- * One multiply, no divide. */
-static inline int block_in_span(const pa_span_t* s, const void* p) {
-  uint64_t off = (uint64_t)((const char*)p - s->start);
-  return off * s->divm < s->divm && (const char*)p < atomic_load_explicit(&s->bump, memory_order_relaxed);
+/* The index of the block starting at p when p is the start of a block of s
+ * (at or above s->start), else a number above every block count: one
+ * multiply, one rotate, no divide. With bsize = odd << shift and inv the
+ * inverse of odd modulo 2^64, off = p - start (modulo 2^64) times inv is
+ * (off / bsize) << shift when bsize divides off — the rotate gives back
+ * off / bsize — and otherwise the rotate leaves a number above
+ * (2^64 - 1) / bsize: either odd does not divide off (then off * inv, a
+ * multiple of 2^shift or not, lies above (2^64 - 1) / odd), or odd does but
+ * 2^shift does not (the rotate moves nonzero low bits to the top). A p below
+ * start (off = 2^64 minus less than a slice) is never a block either. */
+static inline uint64_t block_index(const pa_span_t* s, const void* p) {
+  uint64_t q = ((uint64_t)(uintptr_t)p - (uint64_t)(uintptr_t)s->start) * s->inv;
+  return q >> s->shift | q << (-s->shift & 63);
 }
+
+/* p is the start of a block of s carved at least once: one compare. Any
+ * thread. */
+static inline int block_in_span(const pa_span_t* s, const void* p) {
+  return block_index(s, p) < __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
+}
+
 
 /* Is b on one of the free lists of its span s? Owner only. Walks the local
  * list, and snapshots of the span's thread_free list and of the heap's
@@ -270,8 +283,8 @@ PA_HIDDEN PA_COLD void pa_remote_block_unmarked(const pa_block_t* b) {
    Fast path
 --------------------------------------------------------------------------- */
 
-/* The small span holding p, with p checked to be a block start below the
- * bump pointer (not that it is out). NULL: not in a small span (large,
+/* The small span holding p, with p checked to be the start of a carved
+ * block (not that it is out). NULL: not in a small span (large,
  * huge, ...: free_other). Aborts on what is not ours at all. */
 static inline pa_span_t* small_span_checked(void* p, const char* who) {
   uintptr_t a = (uintptr_t)p;

@@ -75,7 +75,7 @@ static inline pa_span_t* pa_span_of(pa_chunk_t* c, const void* p) {
   return s;
 }
 
-/* The free mark. A block on any free list (carved from the bump area,
+/* The free mark. A block on any free list (carved from the span,
  * freed locally, pushed by a remote freer, parked on a heap's delayed list)
  * holds pa_free_mark(b) = secret ^ b in its second word; malloc checks it
  * and clears it when it takes the block. A listed block without its mark
@@ -147,10 +147,10 @@ static inline pa_block_t* pa_link_next(const struct pa_span_s* s, const pa_block
   return next;
 }
 
-/* Blocks a small span holds, and those carved so far (below bump). */
+/* Blocks a small span holds, and those carved so far (from start on). */
 static inline size_t pa_span_capacity(const pa_span_t* s) { return (size_t)(s->end - s->start) / s->bsize; }
 static inline size_t pa_span_carved(const pa_span_t* s) {
-  return (size_t)(atomic_load_explicit(&((pa_span_t*)s)->bump, memory_order_relaxed) - s->start) / s->bsize;
+  return (size_t)__atomic_load_n(&s->carved, __ATOMIC_RELAXED);
 }
 
 /* Class queues (owner only). New spans go to the front (they become the

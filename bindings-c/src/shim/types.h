@@ -36,7 +36,7 @@
  * so free finds the descriptor with one load and one add, the add not
  * waiting on the load's value to be shifted (64 MiB and 512 MiB of address
  * space). The first cache line of the span descriptor (check word, kind,
- * block geometry, bump pointer) then validates the pointer in O(1), and the
+ * block geometry, count of carved blocks) then validates the pointer in O(1), and the
  * free mark in the block's second word (see pa_free_mark) tells a block
  * that is out from one already free; free reads no other line of the chunk
  * header.
@@ -105,7 +105,7 @@ typedef struct pa_span_s {
                                   stale free of that object cannot free a live block */
   uint8_t            orphan;   /* its heap is abandoned (no thread owns it): a remote free
                                   raises pa_orphan_frees (heap.c) */
-  uint8_t            pad0_[1];
+  uint8_t            shift;    /* bsize = odd << shift (block_in_span, free.c) */
   union {                      /* free compares check and kind in one load */
     struct {
       uint32_t       check;    /* PA_SPAN_CHECK: the header around it is intact */
@@ -116,9 +116,11 @@ typedef struct pa_span_s {
   };
   uint32_t           bsize;    /* block size */
   uint32_t           nslices;
-  uint64_t           divm;     /* 2^64 / bsize rounded up: offset % bsize == 0 test by one multiply */
+  uint64_t           inv;      /* the inverse of bsize's odd part modulo 2^64 (block_in_span, free.c) */
   char*              start;
-  _Atomic(char*)     bump;     /* blocks below bump have been carved (written by the owner) */
+  uint64_t           carved;   /* blocks carved from start on (the first `carved` blocks have been on a free
+                                  list): written by the owner only, atomically (__atomic, relaxed: remote
+                                  freers read it); the owner reads its own writes plainly */
   /* second line */
   _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
   char*              end;

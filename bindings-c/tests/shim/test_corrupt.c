@@ -16,19 +16,20 @@
  * frees the large object again (a stale pointer). The small block that
  * starts where the large object started is live: freeing it would let the
  * next malloc hand it out a second time. */
+static size_t stale_small = 40;              /* the class of the small blocks laid over the slice */
 static void stale_large_free(void* arg) {
   char* large = arg;
   free(large);
   char* hit = NULL;
   for (int i = 0; i < 400000 && hit == NULL; i++) {
-    char* b = malloc(40);
-    memset(b, 0x5a, 40);
+    char* b = malloc(stale_small);
+    memset(b, 0x5a, stale_small);
     if (((uintptr_t)b & ~(uintptr_t)0xffff) == (uintptr_t)large) hit = b;   /* the same 64 KiB slice */
   }
   if (hit == NULL) _exit(3);                  /* the slice was never reused: nothing to test */
   free(large);                                /* stale */
-  char* again = malloc(40);
-  char* again2 = malloc(40);
+  char* again = malloc(stale_small);
+  char* again2 = malloc(stale_small);
   if (again == large || again2 == large) _exit(4);   /* a live block handed out twice */
   _exit(5);
 }
@@ -41,6 +42,22 @@ TEST(shim_corrupt_stale_free_of_large_after_small_reuse) {
   CHECK(r.status != 4, "stale free of %p after reuse freed a live block, then malloc handed it out again: err='%s'",
         (void*)large, r.err);
   su_expect_abort(stale_large_free, large, "free(): invalid pointer", large);
+}
+
+/* The same with blocks of a power-of-two size: the stale pointer lies one
+ * block before the span's first block, an offset that is a multiple of the
+ * block size modulo 2^64, so the block test must reject offsets below the
+ * span's start as well as above its carved blocks. */
+TEST(shim_corrupt_stale_free_of_large_after_small_reuse_pow2) {
+  char* large = malloc(LARGE);
+  CHECK(large != NULL && ((uintptr_t)large & 0xffff) == 0, "a large object starts a slice: %p", (void*)large);
+  stale_small = 64;
+  su_result_t r = su_run(stale_large_free, large);
+  CHECK(!(r.status == 3), "small blocks never reused the large object's slice");
+  CHECK(r.status != 4 && r.status != 5, "stale free of %p (64-byte blocks over it) was taken as a block: status %d",
+        (void*)large, r.status);
+  su_expect_abort(stale_large_free, large, "free(): invalid pointer", large);
+  stale_small = 40;
 }
 
 /* An 8-byte overflow out of a live block into the link of the free block
