@@ -183,6 +183,7 @@ static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
     s->start += bs;                          /* nothing carved yet: carved stays 0 */
   }
   pa_queue_push_front(h, s);
+  s->owner = h;                              /* last: free's fast path may take it from here */
   return s;
 }
 

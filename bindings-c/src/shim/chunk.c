@@ -200,6 +200,7 @@ PA_HIDDEN void pa_span_release(pa_span_t* s) {
   pthread_mutex_lock(&pa_chunk_lock);
   size_t i = (size_t)(s - c->spans), n = s->nslices;
   s->kind = PA_SPAN_FREE;
+  s->owner = NULL;                     /* free's fast path: no longer a small span */
   for (size_t k = i; k < i + n; k++) {
     c->used_map[k / 64] &= ~(1ULL << (k % 64));
     c->slice_head[k] = (uint16_t)k;

@@ -187,6 +187,11 @@ static inline int block_in_span(const pa_span_t* s, const void* p) {
   return block_index(s, p) < __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
 }
 
+/* The same in the thread that owns s, the only writer of `carved`. */
+static inline int block_in_own_span(const pa_span_t* s, const void* p) {
+  return block_index(s, p) < s->carved;
+}
+
 
 /* Is b on one of the free lists of its span s? Owner only. Walks the local
  * list, and snapshots of the span's thread_free list and of the heap's
@@ -319,9 +324,22 @@ static PA_NOINLINE void free_generic(void* p) {
 }
 
 
-/* A block of a small span the calling thread owns: span table, span tag,
- * block geometry, bump pointer, owner, list head, push — all on the first
- * line of the span descriptor and the block's own line. Anything else leaves through one of
+/* free's way for a pointer whose slice descriptor does not name the calling
+ * thread's heap as its owner: a block of another thread's small span (a
+ * remote free), or anything else (free_generic: large, huge, tails of
+ * multi-slice spans, damaged headers, not ours). */
+static PA_NOINLINE void free_not_local(pa_span_t* s, void* p) {
+  /* intact check word and kind SMALL in one compare */
+  if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
+  if (unlikely(!block_in_span(s, p))) { free_bad(p); return; }
+  pa_heap_t* h = pa_heap;
+  if (likely(s->heap != h)) { free_remote(s, (pa_block_t*)p); return; }
+  free_local(h, s, (pa_block_t*)p);      /* not reached while `owner` is kept as types.h says */
+}
+
+/* A block of a small span the calling thread owns: span table, owner,
+ * block geometry, list head, push — all on the first line of the span
+ * descriptor and the block's own line. Anything else leaves through one of
  * the out-of-line calls (all tail calls: no frame here). */
 PA_HIDDEN uintptr_t pa_free_fast_mask = ~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1);
 
@@ -339,12 +357,14 @@ PA_HIDDEN void pa_free(void* p) {
   if (unlikely(first == 0)) { free_generic(p); return; }
   _Static_assert(sizeof(pa_span_t) == 128, "span descriptor: 128 bytes");
   pa_span_t* s = (pa_span_t*)(first + ((a >> (PA_SLICE_SHIFT - 7)) & ((((uintptr_t)1 << (PA_TABLE_SHIFT - PA_SLICE_SHIFT)) - 1) << 7)));
-  /* intact check word and kind SMALL in one compare; tails of multi-slice
-     spans, large spans and damaged headers all go the generic way */
-  if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
-  if (unlikely(!block_in_span(s, p))) { free_bad(p); return; }
+  /* one compare: a small span (its owner is set, in the first slice's
+     descriptor only), whose header is intact there (a damaged header, like
+     the descriptor of a tail slice, a large span or a free slice, names no
+     heap: free_not_local checks its tag), and the calling thread's (a thread
+     without a heap has pa_heap_empty, which owns nothing) */
   pa_heap_t* h = pa_heap;
-  if (unlikely(s->heap != h)) { free_remote(s, (pa_block_t*)p); return; }
+  if (unlikely(s->owner != h)) { free_not_local(s, p); return; }
+  if (unlikely(!block_in_own_span(s, p))) { free_bad(p); return; }
   free_local(h, s, (pa_block_t*)p);
 }
 

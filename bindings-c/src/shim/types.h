@@ -95,7 +95,10 @@ typedef struct pa_span_s {
      remote freer writes: thread_free lives on the second line, so the
      producer/consumer pattern does not bounce the owner's line) */
   pa_block_t*        free;     /* local free list */
-  struct pa_heap_s*  heap;     /* owner; immutable while the span is in use */
+  struct pa_heap_s*  owner;    /* a small span in use: its heap (= heap), else NULL. Set in the first
+                                  slice's descriptor only, and the only word free's fast path compares:
+                                  equal to the calling thread's heap means a small span, its header
+                                  intact there, and a local free (pa_free) */
   uint32_t           used;     /* blocks out (incl. those sitting on thread_free), plus
                                   PA_USED_FULL while on the heap's full list (owner only):
                                   a local free tests "emptied or full" as (int32_t)used <= 0 */
@@ -123,6 +126,7 @@ typedef struct pa_span_s {
                                   freers read it); the owner reads its own writes plainly */
   /* second line */
   _Atomic(uintptr_t) thread_free; /* remote frees (tagged, see above) */
+  struct pa_heap_s*  heap;     /* owner (of any kind of span); immutable while the span is in use */
   char*              end;
   struct pa_span_s*  prev;
   struct pa_span_s*  next;
