@@ -57,7 +57,7 @@ PA_HIDDEN void* pa_malloc(size_t n) {
     pa_span_t* s = h->direct[(n + 15) >> 4];
     if (likely(s->free != NULL)) return span_pop(s);
   }
-  return pa_malloc_generic(h, n);
+  return pa_malloc_generic(n, h);
 }
 
 /* The exported name is the fast path itself (no call in between). */
@@ -207,7 +207,7 @@ static PA_NOINLINE pa_span_t* span_find(pa_heap_t* h, size_t cls) {
 
 static void* malloc_large(size_t n, size_t align);
 
-PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(pa_heap_t* h, size_t n) {
+PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(size_t n, pa_heap_t* h) {
   if (unlikely(h == &pa_heap_empty)) {
     h = pa_heap_init_thread();
     if (h == &pa_heap_empty) { errno = ENOMEM; return NULL; }

@@ -251,7 +251,8 @@ static inline void pa_reclaim_orphans_if_freed(void) {
 }
 
 /* alloc.c */
-PA_HIDDEN void* pa_malloc_generic(pa_heap_t* h, size_t n);
+/* n first: it stays in the register malloc received it in (no move on the fast path) */
+PA_HIDDEN void* pa_malloc_generic(size_t n, pa_heap_t* h);
 PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align);
 PA_HIDDEN void* pa_malloc_moving_up(size_t n);          /* realloc: a large object outgrew its place */
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
