@@ -344,9 +344,10 @@ static PA_NOINLINE void free_not_local(pa_span_t* s, void* p) {
   /* intact check word and kind SMALL in one compare */
   if (unlikely(s->tag != PA_SPAN_TAG_SMALL)) { free_generic(p); return; }
   if (unlikely(!block_in_span(s, p))) { free_bad(p); return; }
-  pa_heap_t* h = pa_heap;
-  if (likely(s->heap != h)) { free_remote(s, (pa_block_t*)p); return; }
-  free_local(h, s, (pa_block_t*)p);      /* not reached while `owner` is kept as types.h says */
+  /* a small span in use names its heap in `owner`, so this is another
+     thread's (were it the calling thread's own, with `owner` damaged, the
+     remote way would still be right: its owner takes the block in later) */
+  free_remote(s, (pa_block_t*)p);
 }
 
 /* A block of a small span the calling thread owns: span table, owner,
