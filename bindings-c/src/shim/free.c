@@ -356,7 +356,11 @@ static PA_NOINLINE void free_not_local(pa_span_t* s, void* p) {
  * the out-of-line calls (all tail calls: no frame here). */
 PA_HIDDEN uintptr_t pa_free_fast_mask = ~(((uintptr_t)1 << PA_ADDR_BITS) - 1) | (PA_ALIGN_MIN - 1);
 
-PA_HIDDEN void pa_free(void* p) {
+/* The descriptor of the slice holding p, by the span table alone (any
+ * slice: the first of a small span, a tail, a large span, a header), or
+ * NULL: p above the address space or not 16-aligned, no span table, or not
+ * in a regular chunk of ours (NULL included). */
+static inline pa_span_t* slice_span(const void* p) {
   uintptr_t a = (uintptr_t)p;
   /* above the address space, or not 16-aligned (blocks start on 16-byte
      boundaries), or no span table (all ones): one test */
@@ -364,12 +368,42 @@ PA_HIDDEN void pa_free(void* p) {
   /* a register: the compiler would and with the memory operand, a µop more
      than a test that fuses with its branch (about 1.5 % on churn, README) */
   __asm__("" : "+r"(mask));
-  if (unlikely(a & mask)) { free_generic(p); return; }
+  if (unlikely(a & mask)) return NULL;
   uintptr_t first = atomic_load_explicit(&pa_span_table[a >> PA_TABLE_SHIFT], memory_order_acquire);
   /* 0: not ours (NULL included), or a huge chunk */
-  if (unlikely(first == 0)) { free_generic(p); return; }
+  if (unlikely(first == 0)) return NULL;
   _Static_assert(sizeof(pa_span_t) == 128, "span descriptor: 128 bytes");
   pa_span_t* s = (pa_span_t*)(first + ((a >> (PA_SLICE_SHIFT - 7)) & ((((uintptr_t)1 << (PA_TABLE_SHIFT - PA_SLICE_SHIFT)) - 1) << 7)));
+  if (s == NULL) __builtin_unreachable();   /* a descriptor's address: the callers' NULL test is the two above */
+  return s;
+}
+
+/* The bytes p may use in place when p is a carved block of a small span of
+ * the calling thread's heap that carries no free mark (its block size), or
+ * the object of a large span (up to the span's end); else 0. */
+static inline size_t realloc_room(const void* p) {
+  pa_span_t* s = slice_span(p);
+  if (s == NULL) return 0;
+  if (s->owner == pa_heap) return block_in_own_span(s, p) && !pa_marked((const pa_block_t*)p) ? s->bsize : 0;
+  if (s->tag == PA_SPAN_TAG_LARGE && s->obj == p) return (size_t)(s->end - (const char*)p);
+  return 0;
+}
+
+/* realloc's fast way (p not NULL, n not 0): p stays where it is when it
+ * still fits its room and uses at least half of it (a string grown in small
+ * steps, most of the time), checked as free checks it, without the full
+ * validation; anything else is pa_realloc_moving's (glibc.c), which
+ * validates p the full way (a free block, another thread's block, a huge
+ * object, not ours) and grows, moves or shrinks it. A tail call: no frame. */
+PA_HIDDEN void* pa_realloc_fast(void* p, size_t n) {
+  size_t room = realloc_room(p);
+  if (n <= room && n >= room / 2) return p;         /* n >= 1: room 0 never passes */
+  return pa_realloc_moving(p, n);
+}
+
+PA_HIDDEN void pa_free(void* p) {
+  pa_span_t* s = slice_span(p);
+  if (unlikely(s == NULL)) { free_generic(p); return; }
   /* one compare: a small span (its owner is set, in the first slice's
      descriptor only), whose header is intact there (a damaged header, like
      the descriptor of a tail slice, a large span or a free slice, names no

@@ -40,6 +40,10 @@ PA_EXPORT void* calloc(size_t n, size_t m) {
 PA_EXPORT void* realloc(void* p, size_t n) {
   if (p == NULL) return pa_malloc(n);
   if (n == 0) { pa_free(p); return NULL; }             /* glibc: free, return NULL */
+  return pa_realloc_fast(p, n);                        /* free.c: in place, else pa_realloc_moving */
+}
+
+PA_HIDDEN PA_NOINLINE void* pa_realloc_moving(void* p, size_t n) {
   size_t have = pa_usable_size(p, "realloc");          /* validates p (aborts on a bad pointer) */
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
   pa_chunk_t* c = pa_chunk_of(p);

@@ -273,6 +273,8 @@ static inline void pa_check_remote_block(const pa_block_t* b) {
 }
 PA_HIDDEN void  pa_span_unfull(pa_heap_t* h, pa_span_t* s);
 PA_HIDDEN size_t pa_usable_size(const void* p, const char* who);
+PA_HIDDEN void* pa_realloc_fast(void* p, size_t n);  /* realloc's fast way: p, or pa_realloc_moving's */
+PA_HIDDEN void* pa_realloc_moving(void* p, size_t n); /* glibc.c: realloc validating p, growing or moving it */
 
 /* register.c */
 PA_HIDDEN void  pa_register_chunk(pa_chunk_t* c);           /* eager mode: when mapped (or handed out: huge) */

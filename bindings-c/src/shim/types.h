@@ -63,6 +63,7 @@
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
 #define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
 #define PA_SPAN_TAG_SMALL ((uint64_t)PA_SPAN_CHECK | ((uint64_t)1 << 32))  /* check + kind SMALL */
+#define PA_SPAN_TAG_LARGE ((uint64_t)PA_SPAN_CHECK | ((uint64_t)2 << 32))  /* check + kind LARGE */
 #define PA_TABLE_HUGE  0x80                                   /* table byte: chunk of one huge object */
 #define PA_TABLE_SHIFT_MASK 0x3f
 
