@@ -175,12 +175,20 @@ static pa_span_t* span_new(pa_heap_t* h, size_t cls) {
   for (int i = 0; i < 5; i++) inv *= 2 - odd * inv;
   s->inv = inv;
   if (unlikely(s->scar)) {
-    /* A large object started here once. Its pointer may still be freed by
-       mistake (a stale free); were a small block to start at the same
-       address, that free would free a live block and malloc would hand it
-       out twice. Blocks begin one block in: the stale pointer lies before
-       the span's first block and free rejects it as invalid. */
-    s->start += bs;                          /* nothing carved yet: carved stays 0 */
+    /* Large objects started in this slice once (scar bit k: k pages in).
+       Their pointers may still be freed by mistake (a stale free); were a
+       small block to start at such an address, that free would free a live
+       block and malloc would hand it out twice. Blocks begin one block past
+       the last such address that falls on the block grid: those pointers lie
+       before the span's first block and free rejects them as invalid; the
+       others fall inside a block, which free rejects as well. At most
+       PA_LARGE_COLOURS - 1 pages and a block are left out, so the span keeps
+       a block (one slice holds 4 blocks of up to 16 KiB, a bigger span 4 of
+       its own blocks); the pages left out are never touched. */
+    size_t skip = 0;
+    for (size_t k = 0; k < PA_LARGE_COLOURS; k++)
+      if ((s->scar >> k & 1) && k * PA_PAGE >= skip && k * PA_PAGE % bs == 0) skip = k * PA_PAGE + bs;
+    s->start += skip;                        /* nothing carved yet: carved stays 0 */
   }
   pa_queue_push_front(h, s);
   s->owner = h;                              /* last: free's fast path may take it from here */
@@ -226,15 +234,42 @@ PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(size_t n, pa_heap_t* h) {
    Large (span of slices, one object) and huge (own chunk)
 --------------------------------------------------------------------------- */
 
+/* Where a large object starts in its span: 0..PA_LARGE_COLOURS-1 pages in.
+ * Spans start at slices (64 KiB) and the first large span of every chunk at
+ * the same slice, so without it arrays a program streams side by side (three
+ * 2 MB vectors, FFT work arrays) sat at equal addresses modulo 4 MiB: the
+ * caches' linear-address structures (the L1's way predictor, the TLB) then
+ * map their i-th lines to the same entries (a triad over three such vectors:
+ * 10-45 % slower than at glibc's addresses). A slice a large object started
+ * in before keeps that page (colour), so an object freed and taken again
+ * lands where it was, as with glibc (registration caches keyed by address
+ * keep hitting); a slice never used so gets the next colour in turn, so
+ * objects taken one after another differ. Pages, like huge objects (chunk.c,
+ * huge_offset): requests aligned up to a page keep their alignment. Every
+ * span has room for the largest colour: at most one more slice of address
+ * space, whose pages outside the object are never touched. A stale free of
+ * the object after its slice went to small blocks stays caught (span_new,
+ * scar). */
+static _Atomic unsigned large_colour_next;
+
+static size_t large_colour(pa_span_t* s) {
+  if (s->colour == 0)
+    s->colour = (uint8_t)(1 + atomic_fetch_add_explicit(&large_colour_next, 1, memory_order_relaxed) % PA_LARGE_COLOURS);
+  return (size_t)(s->colour - 1) * PA_PAGE;
+}
+
 static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
   pa_ensure_init();
   if (n <= pa_opts.chunk_size / 2 && align <= pa_opts.chunk_size / 4) {
-    size_t ns = (n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
+    int coloured = align <= PA_PAGE;
+    size_t room = coloured ? (PA_LARGE_COLOURS - 1) * PA_PAGE : 0;
+    size_t ns = (room + n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
     if (ns == 0) ns = 1;                 /* a zero-byte aligned request still owns its slice */
     pa_reclaim_orphans_if_freed();
     pa_span_t* s = pa_span_alloc(ns, align, PA_SPAN_LARGE, pa_heap);
     if (s == NULL) return NULL;
+    if (coloured) s->obj = s->start + large_colour(s);   /* not handed out yet: nobody else reads it */
     atomic_fetch_add(&pa_gstats.large_allocs, 1);
     return s->obj;
   }

@@ -148,9 +148,10 @@ static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n, uint8_t kind, pa_h
   }
   c->free_slices -= (uint32_t)n;
   pa_span_t* s = &c->spans[i];
-  uint8_t scar = s->scar;              /* outlives every use of the slice */
+  uint8_t scar = s->scar, colour = s->colour;   /* outlive every use of the slice */
   memset(s, 0, sizeof(*s));
   s->scar = scar;
+  s->colour = colour;
   s->check = PA_SPAN_CHECK;
   /* kind and owner under the lock: fork holds it, so a forked child never
      sees a span taken but not yet marked (heap.c, "fork") */

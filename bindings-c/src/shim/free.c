@@ -125,14 +125,16 @@ static PA_COLD void free_other(pa_chunk_t* c, void* p) {
   }
   pa_span_t* s = pa_span_of(c, p);
   if (s->kind == PA_SPAN_LARGE && s->obj == p) {
-    if ((void*)s->start == p) s->scar = 1;   /* see span_new */
+    size_t at = (size_t)((char*)p - s->start);
+    if (at < PA_SLICE) s->scar |= (uint8_t)(1u << (at / PA_PAGE));   /* see span_new */
     s->heap = pa_heap;                       /* the last to touch it: see fork_ignores_free */
     s->obj = NULL;
     pa_span_release(s);
     return;
   }
   if (fork_ignores_free(s)) return;
-  if (s->kind == PA_SPAN_FREE && ((uintptr_t)p & (PA_SLICE - 1)) == 0) double_free(p);
+  size_t at = (uintptr_t)p & (PA_SLICE - 1);      /* a large object started here once: freed twice */
+  if (s->kind == PA_SPAN_FREE && at % PA_PAGE == 0 && at / PA_PAGE < PA_LARGE_COLOURS && (s->scar >> (at / PA_PAGE) & 1)) double_free(p);
   bad_pointer(p, "free");
 }
 

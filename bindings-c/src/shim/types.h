@@ -59,6 +59,7 @@
 #define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
 #define PA_ALIGN_MIN   16
 #define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
+#define PA_LARGE_COLOURS 8                                    /* page offsets a large object starts at (alloc.c) */
 
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
 #define PA_SPAN_CHECK  0x7370616eu                            /* "span" */
@@ -104,9 +105,10 @@ typedef struct pa_span_s {
                                   PA_USED_FULL while on the heap's full list (owner only):
                                   a local free tests "emptied or full" as (int32_t)used <= 0 */
   uint8_t            cls;
-  uint8_t            scar;     /* a large object once started at this slice: a small span
-                                  starting here leaves its first block out (span_new), so a
-                                  stale free of that object cannot free a live block */
+  uint8_t            scar;     /* bit k: a large object once started k pages into this slice
+                                  (alloc.c, large_colour): a small span starting here leaves out
+                                  its blocks up to each such address (span_new), so a stale
+                                  free of that object cannot free a live block */
   uint8_t            orphan;   /* its heap is abandoned (no thread owns it): a remote free
                                   raises pa_orphan_frees (heap.c) */
   uint8_t            shift;    /* bsize = odd << shift (block_in_span, free.c) */
@@ -132,6 +134,9 @@ typedef struct pa_span_s {
   struct pa_span_s*  prev;
   struct pa_span_s*  next;
   void*              obj;      /* LARGE: the pointer handed out (aligned allocations) */
+  uint8_t            colour;   /* 1 + the page a large object last started at in this slice (0: none yet);
+                                  kept like scar, so a large object freed and taken again lands
+                                  where it was (alloc.c, large_colour) */
 } __attribute__((aligned(64))) pa_span_t;
 
 enum { PA_CHUNK_REGULAR = 1, PA_CHUNK_HUGE = 2 };
