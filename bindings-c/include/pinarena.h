@@ -214,7 +214,8 @@ void pinarena_set_release_callback(pinarena_release_fn fn, void* arg);
 size_t pinarena_trim(void);
 
 typedef struct pinarena_stats {
-  uint64_t small_mallocs, small_frees, remote_frees;  /* summed over thread heaps (approximate while threads run) */
+  uint64_t small_mallocs, small_frees, remote_frees;  /* summed over thread heaps (approximate while threads run);
+                                                        remote_frees: those the owning threads took back so far */
   uint64_t large_allocs, huge_allocs;
   uint64_t chunks, chunk_bytes;                      /* regular chunks mapped */
   uint64_t huge_chunks, huge_bytes;                  /* dedicated huge chunks mapped */

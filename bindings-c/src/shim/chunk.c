@@ -212,16 +212,17 @@ PA_HIDDEN void pa_span_release(pa_span_t* s) {
   pthread_mutex_unlock(&pa_chunk_lock);
 }
 
-/* Small-object counters (see pa_heap_t): frees and remote frees are counted
- * as they happen; mallocs are the blocks that came back (local frees plus
- * remote frees the owners took in) plus the blocks still out, i.e. the
- * `used` of every small span (without the full-list flag). Released spans
- * have used == 0, so only live spans contribute; pa_chunk_lock keeps spans
- * from being taken or released during the walk. */
+/* Small-object counters (see pa_heap_t): local frees are counted as they
+ * happen, remote frees as their owners take them in (a remote free still
+ * waiting on its span's list is not counted yet); mallocs are the blocks
+ * that came back (both kinds) plus the blocks still out, i.e. the `used` of
+ * every small span (without the full-list flag). Released spans have
+ * used == 0, so only live spans contribute; pa_chunk_lock keeps spans from
+ * being taken or released during the walk. */
 PA_HIDDEN void pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* remote) {
-  uint64_t m = 0, f = 0, r = pa_heap_empty.n_remote;
-  for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) { f += h->n_free; m += h->n_collected; r += h->n_remote; }
-  m += f;
+  uint64_t m = 0, f = 0, r = 0;
+  for (pa_heap_t* h = pa_heaps; h != NULL; h = h->next_all) { f += h->n_free; r += h->n_collected; }
+  m = f + r;
   pthread_mutex_lock(&pa_chunk_lock);
   for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next)
     for (size_t i = c->hdr_slices; i < c->nslices; i++)

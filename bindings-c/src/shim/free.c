@@ -228,9 +228,12 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
   if (unlikely(pa_forked_child) && fork_ignores_free(s)) return;
   if (unlikely(pa_marked(b))) double_free(b);         /* the owner's lists are not ours to walk */
   b->mark = pa_remote_mark(b);
-  pa_heap_t* me = pa_heap;
-  if (unlikely(me == &pa_heap_empty)) pa_adopt_hint = s->heap;   /* no heap yet: see heap.c */
-  me->n_remote++;
+  /* Nothing is counted here: the owner counts what it takes in
+     (n_collected). A count here would land, for every thread without a
+     heap (one that only frees), on pa_heap_empty, one line all such
+     threads share: it bounced between them on every free (xmalloc-test,
+     whose releasers never malloc: the CAS below waited on that line). */
+  if (unlikely(pa_heap == &pa_heap_empty)) pa_adopt_hint = s->heap;   /* no heap yet: see heap.c */
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   for (;;) {
     if (unlikely(tf & PA_TF_DELAYED)) {

@@ -199,8 +199,10 @@ typedef struct pa_heap_s {
      `used` over all small spans), since `used` goes up once per small malloc
      and down once per block coming back, either through a local free
      (n_free, on the free fast path) or when the owner takes remote frees in
-     (n_collected, slow path only: pa_span_collect, delayed blocks). */
-  uint64_t           n_free, n_collected, n_remote;
+     (n_collected, slow path only: pa_span_collect, delayed blocks). Remote
+     frees are counted there too, as the owner takes them in, not by the
+     freer (free.c, free_remote). */
+  uint64_t           n_free, n_collected;
   struct pa_heap_s*  next_all;
   struct pa_heap_s*  next_abandoned;
   int                live;              /* owned by a thread */
