@@ -38,6 +38,8 @@ PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk, by next */
 PA_HIDDEN _Atomic(uint8_t)* pa_table;
 PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
 PA_HIDDEN pa_gstats_t pa_gstats;
+PA_HIDDEN size_t pa_slices_used;
+PA_HIDDEN size_t pa_slices_free_dirty;
 
 static unsigned log2_ceil(size_t x) {
   if (x <= 1) return 0;
@@ -93,6 +95,8 @@ static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
   if (kind == PA_CHUNK_REGULAR) {
     size_t n = size >> PA_SLICE_SHIFT;
     size_t hdr = sizeof(pa_chunk_t) + n * sizeof(pa_span_t);
+    c->freed_ms = (uint32_t*)((char*)c + hdr);
+    hdr += n * sizeof(uint32_t);
     c->slice_head = (uint16_t*)((char*)c + hdr);
     hdr += n * sizeof(uint16_t);
     c->nslices = (uint32_t)n;
@@ -126,23 +130,102 @@ static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
 
 static inline int slice_used(const pa_chunk_t* c, size_t i) { return (int)((c->used_map[i / 64] >> (i % 64)) & 1); }
 
-static long find_run(pa_chunk_t* c, size_t n, size_t align_slices) {
-  if (c->free_slices < n) return -1;
-  size_t i = c->hdr_slices;
-  if (align_slices > 1) i = (i + align_slices - 1) & ~(align_slices - 1);
-  while (i + n <= c->nslices) {
-    size_t j = 0;
-    while (j < n && !slice_used(c, i + j)) j++;
-    if (j == n) return (long)i;
-    i += j + 1;                                       /* skip past the used slice */
-    if (align_slices > 1) i = (i + align_slices - 1) & ~(align_slices - 1);
+static inline int slice_dirty(const pa_chunk_t* c, size_t i) { return (int)((c->dirty_map[i / 64] >> (i % 64)) & 1); }
+
+/* Slice k of c leaves the free slices (pa_chunk_lock held): its pages, if
+   it had any, are no longer free memory. Returns 1 when it had none (the
+   program may now add pages). */
+static inline size_t slice_take(pa_chunk_t* c, size_t k) {
+  uint64_t bit = 1ULL << (k % 64);
+  size_t fresh = !(c->dirty_map[k / 64] & bit);
+  c->used_map[k / 64] |= bit;
+  pa_slices_free_dirty -= 1 - fresh;
+  c->free_dirty -= (uint32_t)(1 - fresh);
+  pa_slices_used++;
+  return fresh;
+}
+
+/* Bits set in map[] over slices [i, i + n). */
+static size_t count_bits(const uint64_t* map, size_t i, size_t n) {
+  size_t got = 0;
+  while (n > 0) {
+    size_t b = i % 64, k = 64 - b < n ? 64 - b : n;
+    uint64_t m = k == 64 ? ~0ULL : ((1ULL << k) - 1) << b;
+    got += (size_t)__builtin_popcountll(map[i / 64] & m);
+    i += k; n -= k;
+  }
+  return got;
+}
+
+/* The first slice at or after i that is free (`free_dirty`: free with pages)
+ * when `in`, or is not when !in; c->nslices if none. */
+static size_t next_slice(const pa_chunk_t* c, size_t i, int in, int free_dirty) {
+  while (i < c->nslices) {
+    uint64_t w = ~c->used_map[i / 64];
+    if (free_dirty) w &= c->dirty_map[i / 64];
+    if (!in) w = ~w;
+    w &= ~0ULL << (i % 64);
+    if (w != 0) { i = (i & ~(size_t)63) + (size_t)__builtin_ctzll(w); break; }
+    i = (i & ~(size_t)63) + 64;
+  }
+  return i < c->nslices ? i : c->nslices;
+}
+
+/* The first run of n slices (aligned to `as`) among the free ones, or among
+ * the free ones with pages (`free_dirty`); -1 if none. */
+static long first_run(const pa_chunk_t* c, size_t n, size_t as, int free_dirty) {
+  for (size_t a = next_slice(c, c->hdr_slices, 1, free_dirty); a < c->nslices;) {
+    size_t b = next_slice(c, a, 0, free_dirty), lo = (a + as - 1) & ~(as - 1);
+    if (lo + n <= b) return (long)lo;
+    a = next_slice(c, b, 1, free_dirty);
   }
   return -1;
 }
 
-static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n, uint8_t kind, pa_heap_t* heap) {
+/* Where a run of n slices goes: on slices whose pages a freed span left
+ * resident, else on as many of them as one free run offers (at its start or
+ * its end), and only then on untouched slices; first fit, newest chunk
+ * first, within each step. Before (first fit, no regard for pages) objects
+ * that came and went on many threads kept landing on untouched slices while
+ * freed ones sat resident in holes (CPython's test_asyncio.test_ssl). The
+ * second step walks every chunk with free pages, but only for a span about
+ * to add pages, which cost more than the walk. pa_chunk_lock held. */
+typedef struct { pa_chunk_t* c; size_t i, fresh; } place_t;
+
+static void fewest_fresh(pa_chunk_t* c, size_t n, size_t as, place_t* best) {
+  for (size_t a = next_slice(c, c->hdr_slices, 1, 0); a < c->nslices;) {
+    size_t b = next_slice(c, a, 0, 0), lo = (a + as - 1) & ~(as - 1);
+    if (lo + n <= b) {
+      size_t hi = (b - n) & ~(as - 1);
+      size_t f = n - count_bits(c->dirty_map, lo, n), at = lo;
+      if (hi != lo) { size_t g = n - count_bits(c->dirty_map, hi, n); if (g < f) { f = g; at = hi; } }
+      if (f < best->fresh) *best = (place_t){ c, at, f };
+    }
+    a = next_slice(c, b, 1, 0);
+  }
+}
+
+static int place(size_t n, size_t as, place_t* p) {
+  if (pa_slices_free_dirty > 0) {
+    for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
+      long i = c->free_dirty >= n ? first_run(c, n, as, 1) : -1;
+      if (i >= 0) { *p = (place_t){ c, (size_t)i, 0 }; return 1; }
+    }
+    *p = (place_t){ NULL, 0, n };
+    for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next)
+      if (c->free_slices >= n && c->free_dirty != 0) fewest_fresh(c, n, as, p);
+    if (p->c != NULL) return 1;
+  }
+  for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
+    long i = c->free_slices >= n ? first_run(c, n, as, 0) : -1;
+    if (i >= 0) { *p = (place_t){ c, (size_t)i, n }; return 1; }
+  }
+  return 0;
+}
+
+static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n, uint8_t kind, pa_heap_t* heap, size_t* fresh) {
   for (size_t k = i; k < i + n; k++) {
-    c->used_map[k / 64] |= 1ULL << (k % 64);
+    *fresh += slice_take(c, k);
     c->slice_head[k] = (uint16_t)i;
     if (k > i) c->spans[k].kind = PA_SPAN_TAIL;
   }
@@ -170,13 +253,14 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap
   size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
   pthread_mutex_lock(&pa_chunk_lock);
   for (;;) {
-    for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
-      long i = find_run(c, n, as);
-      if (i >= 0) {
-        pa_span_t* s = take_run(c, (size_t)i, n, kind, heap);
-        pthread_mutex_unlock(&pa_chunk_lock);
-        return s;
-      }
+    place_t p;
+    if (place(n, as, &p)) {
+      size_t fresh = 0;
+      pa_span_t* s = take_run(p.c, p.i, n, kind, heap, &fresh);
+      int over = fresh != 0 && pa_reclaim_over_budget();
+      pthread_mutex_unlock(&pa_chunk_lock);
+      if (unlikely(over)) pa_reclaim_free_dirty();
+      return s;
     }
     /* The first two chunks are pa_opts.chunk_first (2 MiB by default) when
        the run fits in half of one: a small program pins 2 MiB, not 4, and a
@@ -199,7 +283,9 @@ PA_HIDDEN void pa_span_release(pa_span_t* s) {
   pa_chunk_t* c = pa_chunk_of(s);
   pa_prog_released(s->start, (size_t)(s->end - s->start));
   pthread_mutex_lock(&pa_chunk_lock);
+  uint32_t now = pa_busy_ms();
   size_t i = (size_t)(s - c->spans), n = s->nslices;
+  uint8_t kind = s->kind;
   s->kind = PA_SPAN_FREE;
   s->owner = NULL;                     /* free's fast path: no longer a small span */
   for (size_t k = i; k < i + n; k++) {
@@ -208,7 +294,24 @@ PA_HIDDEN void pa_span_release(pa_span_t* s) {
     c->spans[k].kind = PA_SPAN_FREE;
   }
   c->free_slices += (uint32_t)n;
-  c->dirty_free = 1;                   /* its pages may serve other kinds (reclaim.c) */
+  pa_slices_used -= n;
+  /* the slices the span may have touched hold pages now: a small span's up
+     to the end of its carved blocks (blocks are carved as needed), a large
+     one's all */
+  size_t touched = n;
+  if (kind == PA_SPAN_SMALL) {
+    char* carved = s->start + pa_span_carved(s) * s->bsize;
+    touched = ((size_t)(carved - (char*)c) + PA_SLICE - 1) / PA_SLICE - i;
+    if (touched > n) touched = n;
+  }
+  for (size_t k = i; k < i + n; k++) {
+    c->freed_ms[k] = now;
+    if (k < i + touched || slice_dirty(c, k)) {
+      c->dirty_map[k / 64] |= 1ULL << (k % 64);
+      pa_slices_free_dirty++;            /* its pages may serve other kinds (reclaim.c) */
+      c->free_dirty++;
+    }
+  }
   pthread_mutex_unlock(&pa_chunk_lock);
 }
 
@@ -234,7 +337,8 @@ PA_HIDDEN void pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* rem
 /* Grow a large span in place when the slices after it are free. */
 PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
   pa_chunk_t* c = pa_chunk_of(s);
-  int ok = 0;
+  int ok = 0, over = 0;
+  size_t fresh = 0;
   pthread_mutex_lock(&pa_chunk_lock);
   size_t i = (size_t)(s - c->spans), old = s->nslices;
   if (i + n <= c->nslices) {
@@ -242,7 +346,7 @@ PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
     while (k < i + n && !slice_used(c, k)) k++;
     if (k == i + n) {
       for (k = i + old; k < i + n; k++) {
-        c->used_map[k / 64] |= 1ULL << (k % 64);
+        fresh += slice_take(c, k);
         c->slice_head[k] = (uint16_t)i;
         c->spans[k].kind = PA_SPAN_TAIL;
       }
@@ -250,9 +354,11 @@ PA_HIDDEN int pa_span_grow(pa_span_t* s, size_t n) {
       s->nslices = (uint32_t)n;
       s->end = s->start + (n << PA_SLICE_SHIFT);
       ok = 1;
+      over = fresh != 0 && pa_reclaim_over_budget();
     }
   }
   pthread_mutex_unlock(&pa_chunk_lock);
+  if (unlikely(over)) pa_reclaim_free_dirty();
   return ok ? 0 : -1;
 }
 
@@ -462,6 +568,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
 PA_HIDDEN void pa_huge_release(pa_chunk_t* c) {
   if (c->huge_dirty > PA_HUGE_HDR) pa_prog_released((char*)c + PA_HUGE_HDR, c->huge_dirty - PA_HUGE_HDR);
   pthread_mutex_lock(&pa_chunk_lock);
+  c->huge_freed_ms = pa_busy_ms();
   c->huge_heap = pa_heap;              /* the last to touch it: see free.c, fork_ignores_free */
   c->huge_obj = NULL;
   c->next_free = pa_huge_chunks;
@@ -479,7 +586,10 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
   pthread_mutex_lock(&pa_chunk_lock);
   for (pa_chunk_t** pp = &pa_chunks; *pp != NULL;) {
     pa_chunk_t* c = *pp;
-    if (c->free_slices == c->nslices - c->hdr_slices) { *pp = c->next; c->next_free = victims; victims = c; }
+    if (c->free_slices == c->nslices - c->hdr_slices) {
+      for (size_t k = c->hdr_slices; k < c->nslices; k++) pa_slices_free_dirty -= (c->dirty_map[k / 64] >> (k % 64)) & 1;
+      *pp = c->next; c->next_free = victims; victims = c;
+    }
     else pp = &c->next;
   }
   for (pa_chunk_t* f = pa_huge_chunks, *nf; f != NULL; f = nf) {

@@ -26,6 +26,7 @@
 #define PA_SHIM_INTERNAL_H
 
 #include <pthread.h>
+#include <time.h>
 #include "types.h"
 
 #define PA_COLD    __attribute__((noinline, cold))
@@ -51,6 +52,8 @@ extern PA_HIDDEN pthread_mutex_t pa_chunk_lock;
 extern PA_HIDDEN pthread_mutex_t pa_heap_lock;
 extern PA_HIDDEN pthread_mutex_t pa_reg_lock;
 extern PA_HIDDEN pa_chunk_t* pa_chunks;        /* regular chunks */
+extern PA_HIDDEN size_t pa_slices_used;        /* slices in spans, every regular chunk (pa_chunk_lock) */
+extern PA_HIDDEN size_t pa_slices_free_dirty;  /* free slices that may hold resident pages (pa_chunk_lock) */
 extern PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks (next_free) */
 extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
@@ -233,6 +236,20 @@ static inline int pa_chunk_recyclable(const pa_chunk_t* c) {
 /* reclaim.c: free memory of other kinds gives back up to `want` bytes of pages
    before memory of `kind` (PA_CHUNK_REGULAR or PA_CHUNK_HUGE) takes new ones; no lock held */
 PA_HIDDEN void  pa_reclaim_for(int kind, size_t want);
+/* reclaim.c: a span just took slices without pages; 1 when free slices hold more pages than their budget
+   and a pass is due (pa_chunk_lock held); the pass gives back the idle ones (no lock held) */
+PA_HIDDEN int   pa_reclaim_over_budget(void);
+PA_HIDDEN void  pa_reclaim_free_dirty(void);
+/* reclaim.c: the process's CPU time in milliseconds, read again at most every 4 ms of pa_coarse_ms()
+   (pa_chunk_lock held): when free memory was released, against which reclaim.c tells idle memory from what
+   a churn takes back at once, whether or not the process waited for a CPU meanwhile. */
+PA_HIDDEN uint32_t pa_busy_ms(void);
+/* Milliseconds of the coarse monotonic clock (a vDSO read of the last tick, no system call). */
+static inline uint64_t pa_coarse_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
 /* register.c: libibverbs was in the process before the shim's registrar opened it (the program's own). */
 PA_HIDDEN int   pa_verbs_loaded_by_program(void);
 

@@ -162,10 +162,10 @@ typedef struct pa_chunk_s {
   uint8_t            kind;     /* PA_CHUNK_* */
   uint8_t            unregistered; /* registration refused (cap, RLIMIT_MEMLOCK, none) */
   uint8_t            pending;  /* registration deferred (before constructors / during registrar init) */
-  uint8_t            dirty_free; /* REGULAR: a span was released since free slices were last discarded (reclaim.c) */
   uint32_t           nslices;
   uint32_t           hdr_slices;
   uint32_t           free_slices;
+  uint32_t           free_dirty; /* REGULAR: free slices that may hold pages (dirty_map, chunk.c's placement) */
   pa_mapping_t       os;       /* mapping as the OS layer reports it */
   _Atomic(pa_regrec_t*) reg;   /* NULL: not registered; else the newest (widest) record */
   uint32_t           nrecs;    /* records made; all but the live one are kept registered until the chunk goes
@@ -181,7 +181,11 @@ typedef struct pa_chunk_s {
   size_t             huge_dirty; /* HUGE: bytes from the chunk's start that may have been written (pages above are
                                   untouched, still zero); only grows: touched pages are never given back */
   size_t             huge_clean; /* HUGE: huge_dirty before the current object was handed out (calloc) */
+  uint32_t           huge_freed_ms; /* HUGE: when its last object was freed, pa_busy_ms() (reclaim.c) */
   uint64_t           used_map[PA_MAX_SLICES / 64];
+  uint64_t           dirty_map[PA_MAX_SLICES / 64]; /* REGULAR: slices handed out since they were last discarded:
+                                  their pages may be resident (reclaim.c counts the free ones) */
+  uint32_t*          freed_ms; /* REGULAR: slice -> when it was last released, pa_busy_ms() (reclaim.c) */
   uint16_t*          slice_head; /* slice -> index of the first slice of its span */
   pa_span_t          spans[];  /* one per slice; only the first of a span is meaningful */
 } pa_chunk_t;
