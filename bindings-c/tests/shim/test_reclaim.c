@@ -7,6 +7,7 @@
 #include "kernel_view.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,3 +154,55 @@ TEST(shim_reclaim_freed_runs_bound_the_peak) {
   for (int i = 0; i < N1; i++) free(pin[i]);
 }
 
+/* A thread that empties the span of a size class of big blocks (above 16
+ * KiB: spans of several slices) gives the span back to its chunk at once,
+ * even when it is the class's current span: the slices serve any thread's
+ * next span, on the pages they have. Before, every thread kept one emptied
+ * span per class it had used, pages and all (CPython's
+ * test_asyncio.test_ssl: 26 threads, 75 MiB of empty spans at its peak),
+ * and another thread's blocks of the same sizes took new pages. */
+#define SPAN_THREADS 8
+static const size_t span_sizes[] = { 40 << 10, 72 << 10, 110 << 10, 160 << 10 };
+#define NSIZES (sizeof(span_sizes) / sizeof(span_sizes[0]))
+static pthread_barrier_t spans_taken, spans_freed, spans_done;
+
+static void* empty_big_spans(void* arg) {
+  (void)arg;
+  char* p[NSIZES][4];                         /* a span of each size: 4 blocks (alloc.c, span_new) */
+  for (size_t i = 0; i < NSIZES; i++)
+    for (int j = 0; j < 4; j++) if ((p[i][j] = malloc(span_sizes[i])) != NULL) memset(p[i][j], 'e', span_sizes[i]);
+  pthread_barrier_wait(&spans_taken);         /* every thread's blocks in spans of their own */
+  for (size_t i = 0; i < NSIZES; i++) for (int j = 0; j < 4; j++) free(p[i][j]);
+  pthread_barrier_wait(&spans_freed);
+  pthread_barrier_wait(&spans_done);          /* alive (its heap owned) while the main thread allocates */
+  return NULL;
+}
+
+TEST(shim_emptied_big_block_spans_serve_other_threads) {
+  pthread_t t[SPAN_THREADS];
+  pthread_barrier_init(&spans_taken, NULL, SPAN_THREADS);
+  pthread_barrier_init(&spans_freed, NULL, SPAN_THREADS + 1);
+  pthread_barrier_init(&spans_done, NULL, SPAN_THREADS + 1);
+  for (int i = 0; i < SPAN_THREADS; i++) CHECK(pthread_create(&t[i], NULL, empty_big_spans, NULL) == 0, "pthread_create");
+  pthread_barrier_wait(&spans_freed);
+  static char* mine[SPAN_THREADS][NSIZES];
+  uint64_t rss0 = tu_status_kb("VmRSS"), want = 0;
+  for (int k = 0; k < SPAN_THREADS; k++)
+    for (size_t i = 0; i < NSIZES; i++) {
+      mine[k][i] = malloc(span_sizes[i]);
+      CHECK(mine[k][i] != NULL, "malloc");
+      memset(mine[k][i], 'm', span_sizes[i]);
+      want += span_sizes[i] >> 10;
+    }
+  uint64_t grew = tu_status_kb("VmRSS") - rss0;
+  pthread_barrier_wait(&spans_done);
+  for (int i = 0; i < SPAN_THREADS; i++) pthread_join(t[i], NULL);
+  for (int k = 0; k < SPAN_THREADS; k++) for (size_t i = 0; i < NSIZES; i++) free(mine[k][i]);
+  pthread_barrier_destroy(&spans_taken);
+  pthread_barrier_destroy(&spans_freed);
+  pthread_barrier_destroy(&spans_done);
+  NOTE("%llu KiB of blocks of 40-160 KiB, after %d threads emptied theirs: RSS grew by %llu KiB",
+       (unsigned long long)want, SPAN_THREADS, (unsigned long long)grew);
+  CHECK(grew < want / 3, "RSS grew by %llu KiB for %llu KiB of blocks while %d threads held the same sizes' emptied "
+        "spans: their pages were not reused", (unsigned long long)grew, (unsigned long long)want, SPAN_THREADS);
+}
