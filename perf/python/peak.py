@@ -1,5 +1,6 @@
-"""peak.py TEST — runs one CPython regression test in this process (`python3 -m test TEST`, no worker
-subprocess) and, at exit, writes `peak_kib=N passed=0|1` to fd 3: N = VmHWM + HugetlbPages of this
+"""peak.py TEST SEED — runs one CPython regression test in this process (`python3 -m test --randseed SEED
+TEST`, no worker subprocess: the tests' random choices fixed by SEED, so runs with the same SEED do the same
+work) and, at exit, writes `peak_kib=N passed=0|1` to fd 3: N = VmHWM + HugetlbPages of this
 process, the one that ran the test."""
 import atexit
 import os
@@ -19,7 +20,9 @@ def report():
 
 
 atexit.register(report)
-sys.argv = ["python3 -m test", "-q", "--fail-env-changed", sys.argv[1]]
+if len(sys.argv) != 3 or not sys.argv[2].isdigit():
+    sys.exit("usage: peak.py TEST SEED (SEED: a non-negative integer)")
+sys.argv = ["python3 -m test", "-q", "--fail-env-changed", "--randseed", sys.argv[2], sys.argv[1]]
 try:
     from test.libregrtest.main import main
     main()

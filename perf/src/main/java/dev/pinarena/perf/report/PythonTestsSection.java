@@ -41,7 +41,9 @@ public final class PythonTestsSection implements ReportSection
         md.append("`python3 -m test TEST` in one process (no worker subprocess), under glibc and under ")
             .append("`LD_PRELOAD=libpinarena.so`, with CPython's small-object allocator (`pymalloc`, objects up to ")
             .append("512 bytes from its own mmap'd arenas) and with `PYTHONMALLOC=malloc` (every object from malloc); ")
-            .append("rounds interleaved. Peak = VmHWM + HugetlbPages of the process that ran the test, median of the ")
+            .append("rounds interleaved, each round's four runs with the same random seed (`--randseed`, ")
+            .append("`PYTHONHASHSEED`: the same work). Peak = VmHWM + HugetlbPages of the process that ran the test, ")
+            .append("median of the ")
             .append("rounds; ratio = median of the per-round ratios pinarena ÷ glibc (each round's runs lie close ")
             .append("together in time), with its smallest and largest. The shim should stay within ")
             .append(String.format(Locale.ROOT, "%.2f", PEAK_BOUND)).append("× glibc's peak.\n\n");
