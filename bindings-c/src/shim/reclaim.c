@@ -30,9 +30,10 @@
  *
  * When: a regular chunk about to be mapped takes its size from free huge
  * chunks; a huge object about to use pages its chunk never had takes as
- * much from free slices with pages and free remote chunks — idle memory
- * first, memory freed moments ago only while freed memory of that kind
- * outweighs all in use (pa_reclaim_for); a span about to take slices without
+ * much from other free huge chunks, free slices with pages and free remote
+ * chunks — between kinds idle memory first, memory freed moments ago only
+ * while freed memory of that kind outweighs all in use (pa_reclaim_for); a
+ * span about to take slices without
  * pages while freed memory holds more than its budget gives back what has
  * sat idle for PA_IDLE_MS (free slices, free huge chunks: see
  * pa_reclaim_over_budget). Cold paths only; the registration
@@ -124,16 +125,19 @@ PA_HIDDEN uint32_t pa_busy_ms(void) {
   return busy_ms;
 }
 
-/* Free huge chunks' pages above the header, up to `want` bytes; with `now`
- * != 0 only those of chunks free for PA_IDLE_MS. Both locks held. */
+/* Free huge chunks' pages above the header, up to `want` bytes, each
+ * chunk's from the top of what it touched (its lower pages serve the next
+ * object in place); with `now` != 0 only those of chunks free for
+ * PA_IDLE_MS. Both locks held. */
 static size_t from_huge(size_t want, uint32_t now) {
   size_t got = 0;
   for (pa_chunk_t* c = pa_huge_chunks; c != NULL && got < want; c = c->next_free) {
     if (!pa_chunk_recyclable(c) || c->huge_dirty <= PA_HUGE_HDR) continue;
     if (now != 0 && (uint32_t)(now - c->huge_freed_ms) < PA_IDLE_MS) continue;
-    size_t len = c->huge_dirty - PA_HUGE_HDR;
-    if (pa_os_discard((char*)c + PA_HUGE_HDR, len) != 0) continue;
-    c->huge_dirty = PA_HUGE_HDR;          /* untouched again: calloc zeroes nothing above the header */
+    size_t len = c->huge_dirty - PA_HUGE_HDR, rest = want - got;
+    if (len > rest) len = (rest + PA_PAGE - 1) & ~(size_t)(PA_PAGE - 1);   /* still <= len: pages */
+    if (pa_os_discard((char*)c + c->huge_dirty - len, len) != 0) continue;
+    c->huge_dirty -= len;                 /* untouched above again: calloc zeroes nothing there */
     got += len;
   }
   return got;
@@ -243,15 +247,21 @@ static size_t in_use(void) {
   return n;
 }
 
-/* Room for `want` bytes of new pages of one kind from the other kind's
- * freed memory: first what has sat idle for PA_IDLE_MS (a program that
- * frees an object and takes another of the other kind within moments —
- * perf/native `big`: objects of 64 KiB to 4 MiB replaced at random — would
- * fault its own pages back in: 80 k minor faults instead of 52 k, for 2 %
- * of peak); then, only while the other kind's freed pages outweigh all the
- * memory in use, memory freed moments ago too: a phase change (160 MiB of
- * huge objects freed, then 160 MiB of small ones, test_mem.c's cgroup)
- * must not hold both phases at once. */
+/* Room for `want` bytes of new pages of one kind from freed memory. A huge
+ * object takes free huge chunks' pages first, freed a moment ago or not:
+ * they serve only huge objects, and this one landed elsewhere (CPython's
+ * StringIO grows a buffer by realloc to 89 MB and shrinks it to 4 KiB; the
+ * next buffer started in a smaller free chunk, moved to a chunk of its own
+ * past that chunk's size and took new pages while the first one's sat
+ * free: test_email held 230 MiB to glibc's 168). Between kinds (free slices
+ * for a huge object, free huge chunks for a regular chunk) idle memory goes
+ * first, unused for PA_IDLE_MS (a program that frees an object and takes
+ * another of the other kind within moments — perf/native `big`: objects of
+ * 64 KiB to 4 MiB replaced at random — would fault its own pages back in:
+ * 80 k minor faults instead of 52 k, for 2 % of peak); memory freed moments
+ * ago only while the other kind's freed pages outweigh all memory in use: a
+ * phase change (160 MiB of huge objects freed, then 160 MiB of small ones,
+ * test_mem.c's cgroup) must not hold both phases at once. */
 PA_HIDDEN void pa_reclaim_for(int kind, size_t want) {
   if (!reclaim_allowed()) return;
   size_t got = 0;
@@ -263,7 +273,8 @@ PA_HIDDEN void pa_reclaim_for(int kind, size_t want) {
       got = from_huge(want, now);
       if (got < want && huge_free_dirty() > in_use()) got += from_huge(want - got, 0);
     } else {
-      got = from_slices(want, now);
+      got = from_huge(want, 0);
+      if (got < want) got += from_slices(want - got, now);
       if (got < want && (pa_slices_free_dirty << PA_SLICE_SHIFT) > in_use()) got += from_slices(want - got, 0);
     }
     pthread_mutex_unlock(&pa_chunk_lock);
