@@ -230,6 +230,97 @@ TEST(stack_events_ofi_many_subscriptions_reuse_and_exact_voids) {
   ((void (*)(struct fi_info*))dlvsym(fab, "fi_freeinfo", "FABRIC_1.3"))(info);
 }
 
+/* Ranges that nest and overlap each other, as libfabric's cache holds them (a large buffer, pieces of it,
+ * odd byte offsets), against unmaps of a few pages: each unmap voids every held range it overlaps — one
+ * starting far before it, one inside it, two that each cross one of its ends — and none that only touch it.
+ * Rounds of subscribes and unmaps checked against a model of the table (random shapes, fixed seed). */
+#define SHAPES 300
+#define SPAN_PAGES 256
+
+static uint64_t shape_rng = 0x2545f4914f6cdd1dull;
+static uint64_t shape_next(uint64_t bound) {
+  shape_rng ^= shape_rng << 13;
+  shape_rng ^= shape_rng >> 7;
+  shape_rng ^= shape_rng << 17;
+  return shape_rng % bound;
+}
+
+TEST(stack_events_ofi_unmap_voids_every_overlapping_range_of_many_shapes) {
+  void* fab = dlopen("libfabric.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (fab == NULL) SKIP("no libfabric.so.1 (libfabric1): %s", dlerror());
+  setenv("FI_PROVIDER", "tcp", 1);
+  setenv("FI_MR_CACHE_MONITOR", "disabled", 1);
+  struct fi_info* info = NULL;
+  struct fid_fabric* fabric = ofi_open_fabric(fab, dlsym(RTLD_DEFAULT, "fi_fabric"), &info);
+  long (*voided)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ofi");
+  struct fid_mem_monitor* (*held_fn)(void) = (struct fid_mem_monitor * (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_ofi_monitor");
+  CHECK(voided != NULL && voided() == 0 && held_fn != NULL, "the shim's monitor was not imported");
+  struct fid_mem_monitor* m = held_fn();
+  const struct fi_ops_mem_monitor* ops = m->export_ops;
+  char* p = mmap(NULL, (size_t)SPAN_PAGES * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(p != MAP_FAILED, "mmap");
+
+  /* The fixed shapes first: the unmap of pages [100, 104) overlaps the first five, not the last two. */
+  static struct { long from, len; bool held; } shape[SHAPES] = {
+    {0, SPAN_PAGES * PG, true},   {101 * PG, PG, true},     {90 * PG, 11 * PG, true},   {103 * PG + 7, 40 * PG, true},
+    {60 * PG, 60 * PG, true},     {96 * PG, 4 * PG, true},  {104 * PG, PG / 2, true},
+  };
+  int fixed = 7;
+  for (int k = fixed; k < SHAPES; k++) {      /* mostly a page or a few, some large, some at odd bytes */
+    long pages = shape_next(4) == 0 ? 1 + (long)shape_next(SPAN_PAGES / 2) : 1 + (long)shape_next(4);
+    long from = (long)shape_next((uint64_t)(SPAN_PAGES - pages)) * PG + (shape_next(3) == 0 ? (long)shape_next(PG) : 0);
+    shape[k].from = from;
+    shape[k].len = pages * PG - (from % PG);
+    for (int j = 0; j < k; j++)               /* each range once: the table holds a range once */
+      if (shape[j].from == from && shape[j].len == shape[k].len) { k--; break; }
+  }
+  for (int k = 0; k < fixed; k++) ops->subscribe(m, p + shape[k].from, (size_t)shape[k].len);
+  long before = voided();
+  CHECK(munmap(p + 100 * PG, 4 * PG) == 0, "munmap");
+  for (int k = 0; k < fixed; k++)
+    CHECK(ops->valid(m, p + shape[k].from, (size_t)shape[k].len) == (k >= 5),
+          "range [%ld, +%ld) bytes: valid %d after the unmap of pages [100, 104)", shape[k].from, shape[k].len,
+          (int)ops->valid(m, p + shape[k].from, (size_t)shape[k].len));
+  CHECK(voided() == before + 5, "the unmap voided %ld subscriptions (expected 5)", voided() - before);
+  CHECK(mmap(p + 100 * PG, 4 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p + 100 * PG,
+        "mmap again");
+  ops->valid(m, p, 1);                       /* drains the MAP_FIXED mapping's own unmap event */
+  for (int k = 0; k < fixed; k++) ops->unsubscribe(m, p + shape[k].from, (size_t)shape[k].len);
+  for (int k = 0; k < SHAPES; k++) shape[k].held = false;
+
+  for (int round = 0; round < 150; round++) {
+    for (int k = 0; k < SHAPES; k++)
+      if (shape_next(3) == 0) {
+        ops->subscribe(m, p + shape[k].from, (size_t)shape[k].len);
+        shape[k].held = true;
+      }
+    long u = (long)shape_next(SPAN_PAGES - 8), ul = 1 + (long)shape_next(8), expect = 0;
+    for (int k = 0; k < SHAPES; k++)
+      if (shape[k].held && shape[k].from < (u + ul) * PG && u * PG < shape[k].from + shape[k].len) {
+        shape[k].held = false;
+        expect++;
+      }
+    before = voided();
+    CHECK(munmap(p + u * PG, (size_t)ul * PG) == 0, "munmap");
+    for (int k = 0; k < SHAPES; k++)
+      CHECK(ops->valid(m, p + shape[k].from, (size_t)shape[k].len) == shape[k].held,
+            "round %d: range [%ld, +%ld) bytes: valid %d after the unmap of pages [%ld, %ld), expected %d", round,
+            shape[k].from, shape[k].len, (int)!shape[k].held, u, u + ul, (int)shape[k].held);
+    CHECK(voided() == before + expect, "round %d: the unmap of pages [%ld, %ld) voided %ld subscriptions (expected %ld)",
+          round, u, u + ul, voided() - before, expect);
+    CHECK(mmap(p + u * PG, (size_t)ul * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p + u * PG,
+          "mmap again");
+    ops->valid(m, p, 1);                     /* drains the MAP_FIXED mapping's own unmap event: nothing held there */
+  }
+  CHECK(munmap(p, (size_t)SPAN_PAGES * PG) == 0, "munmap all");
+  long n = 0;
+  for (int k = 0; k < SHAPES; k++) n += ops->valid(m, p + shape[k].from, (size_t)shape[k].len);
+  CHECK(n == 0, "%ld ranges valid after their unmap: libfabric would hit them", n);
+  NOTE("subscriptions voided by unmaps: %ld", voided());
+  fi_close(&fabric->fid);
+  ((void (*)(struct fi_info*))dlvsym(fab, "fi_freeinfo", "FABRIC_1.3"))(info);
+}
+
 /* A program bound to libfabric's oldest fi_fabric (FABRIC_1.0: attributes without api_version) reaches the
  * shim's wrapper of that version, which passes it to libfabric's 1.0 entry point: the fabric opens with
  * api_version 1.0 and the shim's monitor is imported. Reaching the wrapper of the current version instead,
