@@ -278,6 +278,7 @@ int main(int argc, char** argv) {
   else if (strcmp(argv[1], "cost") == 0) rc = cmd_cost(&pair, max_mib, reps);
   else { fprintf(stderr, "unknown command %s\n", argv[1]); rc = 2; }
   pa_vp_close(&pair);
-  if (rc == 0) printf("%s: ok\n", argv[1]);
+  /* cost's stdout is its CSV (perf/ reads it): the device line before the header, nothing after the rows */
+  if (rc == 0) fprintf(strcmp(argv[1], "cost") == 0 ? stderr : stdout, "%s: ok\n", argv[1]);
   return rc;
 }

@@ -1,7 +1,8 @@
 package dev.pinarena.perf.report;
 
+import dev.pinarena.perf.curve.RegistrationCostCurve;
+
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,11 +10,13 @@ import java.util.Locale;
 
 /**
  * Registration cost curves read from the CSV files the curve harnesses write (Java on the host, C on the
- * Soft-RoCE testbed): {@code backend,backing,bytes,reps,min_us,median_us,max_us,us_per_mib}. Other lines
- * (headers, progress) are passed over.
+ * Soft-RoCE testbed): {@code backend,backing,bytes,reps,min_us,median_us,max_us,us_per_mib}. The C tool prints a
+ * line naming its device before the header (a preamble, passed over), and a row with 0 reps for a size it could
+ * not map (nothing measured: left out). Any other row that is not of the format is refused.
  */
 public final class CostCurves
 {
+
     /**
      * One measured (backend, backing, size).
      *
@@ -46,25 +49,22 @@ public final class CostCurves
      * @param files CSV files; missing ones are passed over.
      * @return every measured point.
      * @throws IOException if a file cannot be read.
+     * @throws CsvFormatException for a row that is not of the format, naming the file, line and column.
      */
     public static CostCurves read(final List<Path> files) throws IOException
     {
         final List<Point> points = new ArrayList<>();
         for (final Path file : files)
         {
-            if (!Files.isRegularFile(file))
+            for (final CsvRows.Row row : CsvRows.read(file, CsvLayout.afterPreamble(RegistrationCostCurve.HEADER)))
             {
-                continue;
-            }
-            for (final String line : Files.readAllLines(file))
-            {
-                final String[] f = line.split(",", -1);
-                if (f.length != 8 || f[0].equals("backend") || f[4].isEmpty())
+                if (row.intValue("reps") == 0)
                 {
-                    continue;
+                    continue;                            // could not map that size: nothing measured
                 }
-                points.add(new Point(f[0], f[1].toLowerCase(Locale.ROOT), Long.parseLong(f[2]),
-                    Double.parseDouble(f[4]), Double.parseDouble(f[5]), Double.parseDouble(f[6])));
+                points.add(new Point(row.text("backend"), row.text("backing").toLowerCase(Locale.ROOT),
+                    row.longValue("bytes"), row.doubleValue("min_us"), row.doubleValue("median_us"),
+                    row.doubleValue("max_us")));
             }
         }
         return new CostCurves(points);

@@ -1,8 +1,8 @@
 package dev.pinarena.perf.report;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -12,10 +12,23 @@ import java.util.List;
  */
 public final class RunTimeSection implements ReportSection
 {
-    private final List<String> steps;
-    private final List<String> cuts;
+    /** {@code steps.csv}: a header, then one row per step; a step's name may hold commas. */
+    private static final CsvLayout STEPS = CsvLayout.headerFirst().commasIn("step");
+    /** {@code cuts.csv}: appended to by each step that cuts, no header; the cut's description may hold commas. */
+    private static final CsvLayout CUTS = CsvLayout.headerless("step,subject,cut").commasIn("cut");
 
-    private RunTimeSection(final List<String> steps, final List<String> cuts)
+    private record Step(String name, long budget, long seconds)
+    {
+    }
+
+    private record Cut(String step, String subject, String cut)
+    {
+    }
+
+    private final List<Step> steps;
+    private final List<Cut> cuts;
+
+    private RunTimeSection(final List<Step> steps, final List<Cut> cuts)
     {
         this.steps = steps;
         this.cuts = cuts;
@@ -25,14 +38,21 @@ public final class RunTimeSection implements ReportSection
      * @param results the run's results directory.
      * @return the section; missing files give an empty table or no cuts.
      * @throws IOException if a file exists and cannot be read.
+     * @throws CsvFormatException for a row that is not of its file's format, naming the file, line and column.
      */
     public static RunTimeSection read(final Path results) throws IOException
     {
-        final Path steps = results.resolve("steps.csv");
-        final Path cuts = results.resolve("cuts.csv");
-        final List<String> stepRows = Files.exists(steps) ? Files.readAllLines(steps) : List.of();
-        return new RunTimeSection(stepRows.isEmpty() ? stepRows : stepRows.subList(1, stepRows.size()),
-            Files.exists(cuts) ? Files.readAllLines(cuts) : List.of());
+        final List<Step> steps = new ArrayList<>();
+        for (final CsvRows.Row row : CsvRows.read(results.resolve("steps.csv"), STEPS))
+        {
+            steps.add(new Step(row.text("step"), row.longValue("budget_s"), row.longValue("seconds")));
+        }
+        final List<Cut> cuts = new ArrayList<>();
+        for (final CsvRows.Row row : CsvRows.read(results.resolve("cuts.csv"), CUTS))
+        {
+            cuts.add(new Cut(row.text("step"), row.text("subject"), row.text("cut")));
+        }
+        return new RunTimeSection(steps, cuts);
     }
 
     @Override
@@ -46,16 +66,12 @@ public final class RunTimeSection implements ReportSection
         }
         md.append("| step | seconds | budget |\n|---|---|---|\n");
         long total = 0;
-        for (final String row : steps)
+        for (final Step step : steps)
         {
-            // step,budget_s,seconds; the step's name may hold commas, the two numbers do not
-            final int last = row.lastIndexOf(',');
-            final int middle = row.lastIndexOf(',', last - 1);
-            final long budget = Long.parseLong(row.substring(middle + 1, last));
-            final long seconds = Long.parseLong(row.substring(last + 1));
-            total += seconds;
-            md.append("| ").append(row, 0, middle).append(" | ").append(seconds).append(" | ")
-                .append(budget == 0 ? "none" : budget + (seconds > budget ? " (over)" : "")).append(" |\n");
+            total += step.seconds();
+            md.append("| ").append(step.name()).append(" | ").append(step.seconds()).append(" | ")
+                .append(step.budget() == 0 ? "none" : step.budget() + (step.seconds() > step.budget() ? " (over)" : ""))
+                .append(" |\n");
         }
         md.append("| all steps but the report | ").append(total).append(" | |\n\n");
         if (cuts.isEmpty())
@@ -64,10 +80,9 @@ public final class RunTimeSection implements ReportSection
             return;
         }
         md.append("Cut short to stay within a budget (every contender still measured, on fewer or shorter rounds):\n\n");
-        for (final String cut : cuts)
+        for (final Cut cut : cuts)
         {
-            final String[] field = cut.split(",", 3);
-            md.append("- ").append(field[0]).append(", ").append(field[1]).append(": ").append(field[2]).append('\n');
+            md.append("- ").append(cut.step()).append(", ").append(cut.subject()).append(": ").append(cut.cut()).append('\n');
         }
         md.append('\n');
     }

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -76,5 +77,40 @@ class CsvReadersTest
             "AllocateFreeBenchmark,allocateDirect,1,64,1,1,198.004,136.0117",
             "AllocateFreeBenchmark,allocateDirect,1,64,1,2,≈198,136.0117"));
         refused(csv, ":3: column 'ns_per_op'", () -> JmhRuns.read(csv));
+    }
+
+    @Test
+    void costCurvesPassOverTheDevicePreambleAndUnmappedSizesButRefuseAShortRow(@TempDir final Path dir) throws Exception
+    {
+        final Path csv = dir.resolve("reg-cost-verbs.csv");
+        final List<String> lines = List.of("device rxe0, GID index 1, QPs 17 <-> 18",
+            "backend,backing,bytes,reps,min_us,median_us,max_us,us_per_mib",
+            "verbs,4k,4096,3,242.9,292.8,3632.1,74954.24",
+            "verbs,hugetlb-2m,4096,0,,,,could not map",
+            "verbs,4k,16384,3,56.5");
+        Files.write(csv, lines);
+        refused(csv, ":5: expected 8 fields, got 5", () -> CostCurves.read(List.of(csv)));
+        Files.write(csv, lines.subList(0, 4));
+        assertEquals(1, CostCurves.read(List.of(csv)).points().size(), "the measured row, not the unmapped size");
+        Files.write(csv, List.of("verbs,4k,4096,3,fast,292.8,3632.1,74954.24"));
+        refused(csv, ":1: no header line 'backend,backing,", () -> CostCurves.read(List.of(csv)));
+    }
+
+    @Test
+    void runTimeStepsRefuseAShortRowAndKeepCommasInAStepName(@TempDir final Path dir) throws Exception
+    {
+        final Path csv = dir.resolve("steps.csv");
+        Files.write(csv, List.of("step,budget_s,seconds", "build (mvn, package),25,4", "report,3"));
+        refused(csv, ":3: expected 3 fields, got 2", () -> RunTimeSection.read(dir));
+        Files.write(csv, List.of("step,budget_s,seconds", "build (mvn, package),25,4", "report,0,three"));
+        refused(csv, ":3: column 'seconds'", () -> RunTimeSection.read(dir));
+    }
+
+    @Test
+    void runTimeCutsRefuseAShortRow(@TempDir final Path dir) throws Exception
+    {
+        final Path csv = dir.resolve("cuts.csv");
+        Files.write(csv, List.of("jmh,BatchBenchmark,100 ms of warmup, in the suite's JVM", "malloc,big"));
+        refused(csv, ":2: expected 3 fields, got 2", () -> RunTimeSection.read(dir));
     }
 }

@@ -69,4 +69,37 @@ class CsvRowsTest
         assertEquals(csv + ":1: column 'name': named twice in the header",
             assertThrows(CsvFormatException.class, () -> CsvRows.read(csv)).getMessage());
     }
+
+    @Test
+    void linesBeforeTheExpectedHeaderAreAPreambleAndAFileWithoutItIsRefused(@TempDir final Path dir) throws Exception
+    {
+        final Path csv = dir.resolve("curve.csv");
+        Files.write(csv, List.of("device rxe0, GID index 1, QPs 17 <-> 18", "size,us", "4096,3.5"));
+        final List<CsvRows.Row> rows = CsvRows.read(csv, CsvLayout.afterPreamble("size,us")).rows();
+        assertEquals(1, rows.size());
+        assertEquals(3, rows.get(0).line());
+        Files.write(csv, List.of("device rxe0, GID index 1, QPs 17 <-> 18", "4096,3.5"));
+        assertEquals(csv + ":2: no header line 'size,us' after 2 line(s) of preamble",
+            assertThrows(CsvFormatException.class, () -> CsvRows.read(csv, CsvLayout.afterPreamble("size,us"))).getMessage());
+    }
+
+    @Test
+    void theTextColumnTakesExtraFieldsAndAHeaderlessFileItsGivenColumns(@TempDir final Path dir) throws Exception
+    {
+        final Path csv = dir.resolve("cuts.csv");
+        Files.write(csv, List.of("jmh,Batch,100 ms of warmup, in the suite's JVM", "malloc,big,1 of 3 rounds"));
+        final CsvLayout cuts = CsvLayout.headerless("step,subject,cut").commasIn("cut");
+        final List<CsvRows.Row> rows = CsvRows.read(csv, cuts).rows();
+        assertEquals("100 ms of warmup, in the suite's JVM", rows.get(0).text("cut"));
+        assertEquals("big", rows.get(1).text("subject"));
+        Files.write(csv, List.of("step,budget_s,seconds", "build (mvn, package),25,4"));
+        final CsvRows.Row step = CsvRows.read(csv, CsvLayout.headerFirst().commasIn("step")).rows().get(0);
+        assertEquals("build (mvn, package)", step.text("step"));
+        assertEquals(4, step.intValue("seconds"));
+        assertEquals(csv + ":2: expected 3 fields, got 4 (header: step,budget_s,seconds): build (mvn, package),25,4",
+            assertThrows(CsvFormatException.class, () -> CsvRows.read(csv)).getMessage(), "no text column: refused");
+        assertEquals(csv + ":1: column 'name': not in the header (step,budget_s,seconds)",
+            assertThrows(CsvFormatException.class, () -> CsvRows.read(csv, CsvLayout.headerFirst().commasIn("name")))
+                .getMessage());
+    }
 }
