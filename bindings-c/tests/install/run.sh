@@ -75,12 +75,21 @@ check "pinarena exec --verbose prints each setting and sets it" \
          grep -qx 'pinarena exec: OMPI_MCA_memory=^patcher' '$TMP/v.err'"
 check "pinarena exec keeps a setting the user made" \
   sh -c "UCX_MEM_MALLOC_HOOKS=yes '$P/bin/pinarena' exec -- sh -c 'echo \$UCX_MEM_MALLOC_HOOKS' | grep -qx yes"
+check "pinarena exec --no-shim: the settings, the program's own malloc" \
+  sh -c "env -u LD_PRELOAD -u OMPI_MCA_memory '$P/bin/pinarena' exec --no-shim -- sh -c 'echo \$OMPI_MCA_memory; $TMP/plain' \
+         >'$TMP/n.out' && grep -qxF '^patcher' '$TMP/n.out' && grep -q '^malloc from .*libc' '$TMP/n.out'"
+check "pinarena exec --no-shim needs no library" \
+  sh -c "PINARENA_LIB=$TMP/none.so '$P/bin/pinarena' exec --no-shim -- sh -c 'echo \$FI_MR_CACHE_MONITOR' | grep -qx disabled"
 check "pinarena exec --mpi bad is refused" sh -c "! '$P/bin/pinarena' exec --mpi tcp -- true 2>'$TMP/e' && grep -q 'ucx or ofi' '$TMP/e'"
 if command -v mpirun >/dev/null 2>&1; then
   check "pinarena exec --mpi ucx -- mpirun: every rank gets the shim and the settings, mpirun itself not" \
     sh -c "env -u LD_PRELOAD '$P/bin/pinarena' exec --mpi ucx -- mpirun --allow-run-as-root --oversubscribe -np 2 \
              sh -c 'echo rank \$OMPI_COMM_WORLD_RANK \$LD_PRELOAD \$OMPI_MCA_pml \$UCX_MEM_MALLOC_HOOKS \$OMPI_MCA_memory' \
              > '$TMP/mpi.out' 2>&1; grep -c '^rank [01] $P/lib/libpinarena.so.0 ucx no ^patcher\$' '$TMP/mpi.out' | grep -qx 2"
+  check "pinarena exec --no-shim -- mpirun: every rank gets the settings, none the shim" \
+    sh -c "env -u LD_PRELOAD '$P/bin/pinarena' exec --no-shim --mpi ofi -- mpirun --allow-run-as-root --oversubscribe -np 2 \
+             sh -c 'echo rank \$OMPI_COMM_WORLD_RANK \${LD_PRELOAD:-none} \$OMPI_MCA_mtl \$FI_MR_CACHE_MONITOR \$OMPI_MCA_memory' \
+             > '$TMP/mpin.out' 2>&1; grep -c '^rank [01] none ofi disabled ^patcher\$' '$TMP/mpin.out' | grep -qx 2"
 else
   echo "SKIP install: pinarena exec -- mpirun: no mpirun on PATH (openmpi-bin)"
 fi
