@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# perf/mpi-apps/run.sh — real MPI applications under glibc and under the shim, side by side, interleaved:
+# perf/mpi-apps/run.sh — real MPI applications under glibc, glibc with the stacks' settings and the shim,
+# side by side, interleaved:
 # hpcc (HPC Challenge, Debian `hpcc`) and NetPIPE (`netpipe-openmpi`, NPopenmpi), two ranks.
 #
 #   perf/mpi-apps/run.sh host|rxe0 ROUNDS OUT_DIR [LIBPINARENA_SO]
@@ -8,12 +9,17 @@
 # rxe0   two ranks in the Soft-RoCE guest, every byte over rxe0 (testbed/mpirun-rxe: pml cm, mtl ofi,
 #        verbs;ofi_rxm). Run it as the guest command: testbed/softroce --rw OUT_DIR -- perf/mpi-apps/run.sh rxe0 ...
 # The shim runs the way the README says to launch it: `pinarena exec [--mpi ofi] -- mpirun ...` (every rank
-# preloads libpinarena.so, every stack's memory hooks off, libfabric's cache fed by the shim). Round r runs
-# glibc first when r is odd and the shim first when r is even, app by app, so a load change hits both.
+# preloads libpinarena.so, every stack's memory hooks off, libfabric's cache fed by the shim). The third
+# configuration, glibc+settings, is `pinarena exec --no-shim`: the same settings handed on the same way, nothing
+# preloaded, so shim ÷ glibc splits into what the hooks-off settings cost (glibc+settings ÷ glibc, paid by any
+# hooks-off launch) and what the allocator costs (shim ÷ glibc+settings). Round r runs the three app by app,
+# the order rotated by one each round, so a load change hits all of them.
 # MPI_APPS (environment): the applications to run, default "hpcc netpipe".
+# NETPIPE_REPEATS (environment): NetPIPE's repeats per message size (default 30 on the host, 5 over rxe0).
 # Input: hpccinf.txt beside this script (host) or hpccinf-rxe0.txt (smaller: the guest is emulated).
 # Output: OUT_DIR/mpi-apps.csv, one row a measurement:
-#   where,app,phase,metric,unit,better,round,allocator,value      (better: lower|higher)
+#   where,app,phase,metric,unit,better,round,allocator,value      (better: lower|higher;
+#                                                                  allocator: glibc|glibc+settings|pinarena)
 # and each run's own output (OUT_DIR/ROUND-ALLOCATOR-APP.out, hpccoutf.txt copies). Exit 1 if a run failed.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,13 +39,17 @@ case "$WHERE" in
         # yield_when_idle: two polling ranks on a busy 2-core machine otherwise spin through each other's slice
         LAUNCH=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 --mca btl self,vader
                 --mca mpi_yield_when_idle 1)
-        SHIM_EXEC=("$PINARENA" exec --) ;;
+        SHIM_EXEC=("$PINARENA" exec --)
+        SETTINGS_EXEC=("$PINARENA" exec --no-shim --) ;;
   rxe0) INF=$HERE/hpccinf-rxe0.txt NP_MAX=4194304 NP_REPEATS=5   # rxe's largest message is 8 MiB; emulated: few repeats
         [ -e /sys/class/infiniband/rxe0 ] || { echo "run.sh rxe0: no rxe0 here (run it in testbed/softroce)" >&2; exit 2; }
         LAUNCH=("$ROOT/testbed/mpirun-rxe" --mca mpi_yield_when_idle 1)
-        SHIM_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --") ;;
+        SHIM_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --")
+        SETTINGS_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --no-shim --") ;;
   *) echo "run.sh: where is host or rxe0, not '$WHERE'" >&2; exit 2 ;;
 esac
+NP_REPEATS=${NETPIPE_REPEATS:-$NP_REPEATS}
+[[ $NP_REPEATS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: NETPIPE_REPEATS is a count above 0, not '$NP_REPEATS'" >&2; exit 2; }
 APPS=${MPI_APPS:-hpcc netpipe}
 for app in $APPS; do
   case "$app" in hpcc|netpipe) ;; *) echo "run.sh: MPI_APPS names hpcc and netpipe, not '$app'" >&2; exit 2 ;; esac
@@ -74,10 +84,14 @@ row() { [ -n "$6" ] && echo "$WHERE,$1,$2,$3,$4,$5,$round,$alloc,$6" >>"$CSV"; }
 # summary FILE KEY: KEY=VALUE from hpcc's summary section
 summary() { sed -n "/^Begin of Summary/,/^End of Summary/s/^$2=//p" "$1" | head -1; }
 
-# launch ALLOC PROGRAM ARGS...: the job under glibc or the shim, in the current directory
+# launch ALLOC PROGRAM ARGS...: the job under glibc, glibc+settings or the shim, in the current directory
 launch() {
   local a=$1; shift
-  if [ "$a" = pinarena ]; then "${SHIM_EXEC[@]}" "${LAUNCH[@]}" "$@"; else "${LAUNCH[@]}" "$@"; fi
+  case "$a" in
+    pinarena) "${SHIM_EXEC[@]}" "${LAUNCH[@]}" "$@" ;;
+    glibc+settings) "${SETTINGS_EXEC[@]}" "${LAUNCH[@]}" "$@" ;;
+    *) "${LAUNCH[@]}" "$@" ;;
+  esac
 }
 
 run_hpcc() {
@@ -130,8 +144,10 @@ run_netpipe() {
   rm -rf "$dir"
 }
 
+CONFIGS=(glibc glibc+settings pinarena)
 for ((round = 1; round <= ROUNDS; round++)); do
-  order=(glibc pinarena); ((round % 2 == 0)) && order=(pinarena glibc)
+  order=()
+  for ((i = 0; i < ${#CONFIGS[@]}; i++)); do order+=("${CONFIGS[(i + round - 1) % ${#CONFIGS[@]}]}"); done
   for app in $APPS; do
     for alloc in "${order[@]}"; do
       echo "  [$WHERE round $round/$ROUNDS] $app under $alloc" >&2
