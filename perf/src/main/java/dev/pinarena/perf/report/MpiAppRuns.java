@@ -9,8 +9,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Real MPI applications under glibc and under the shim, interleaved ({@code perf/mpi-apps/run.sh}):
- * {@code where,app,phase,metric,unit,better,round,allocator,value}, one row per measurement.
+ * Real MPI applications under glibc, glibc with the stacks' hooks-off settings and the shim, interleaved
+ * ({@code perf/mpi-apps/run.sh}): {@code where,app,phase,metric,unit,better,round,allocator,value}, one row per
+ * measurement.
  */
 public final class MpiAppRuns
 {
@@ -18,6 +19,8 @@ public final class MpiAppRuns
     public static final String GLIBC = "glibc";
     /** The shim's allocator name in the CSV. */
     public static final String SHIM = "pinarena";
+    /** glibc launched with the settings the shim's launch applies ({@code pinarena exec --no-shim}), no preload. */
+    public static final String SETTINGS = "glibc+settings";
 
     /**
      * One metric of one application at one place, every round's value per allocator.
@@ -52,22 +55,35 @@ public final class MpiAppRuns
         }
 
         /**
-         * The shim's cost against glibc in time terms, one per round that measured both (rounds interleave the
-         * two, so a pair shares the machine's load): shim ÷ glibc for times, glibc ÷ shim for rates. Above 1.0:
-         * the shim is slower.
+         * The shim's cost against glibc in time terms: {@link #pairedTimeRatios(String, String)} of the shim
+         * over glibc.
          *
-         * @return the per-round ratios, sorted; empty if no round measured both.
+         * @return the per-round ratios, sorted; null if no round measured both.
          */
         public Samples pairedTimeRatios()
+        {
+            return pairedTimeRatios(SHIM, GLIBC);
+        }
+
+        /**
+         * One configuration's cost against another in time terms, one per round that measured both (rounds
+         * interleave the configurations, so a pair shares the machine's load): {@code of ÷ against} for times,
+         * {@code against ÷ of} for rates. Above 1.0: {@code of} is slower.
+         *
+         * @param of      the allocator name measured.
+         * @param against the allocator name it is compared with.
+         * @return the per-round ratios, sorted; null if no round measured both.
+         */
+        public Samples pairedTimeRatios(final String of, final String against)
         {
             final List<Double> ratios = new ArrayList<>();
             for (final Map<String, Double> round : rounds.values())
             {
-                final Double glibc = round.get(GLIBC);
-                final Double shim = round.get(SHIM);
-                if (glibc != null && shim != null && glibc > 0 && shim > 0)
+                final Double base = round.get(against);
+                final Double value = round.get(of);
+                if (base != null && value != null && base > 0 && value > 0)
                 {
-                    ratios.add(higherBetter ? glibc / shim : shim / glibc);
+                    ratios.add(higherBetter ? base / value : value / base);
                 }
             }
             return ratios.isEmpty() ? null : new Samples(ratios.stream().mapToDouble(Double::doubleValue).toArray());

@@ -4,10 +4,11 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * "Is a real MPI application slower under the shim?" — hpcc's phases and NetPIPE under glibc and under
- * libpinarena.so ({@code pinarena exec}), interleaved round by round, on the host (shared memory) and over rxe0
- * in the Soft-RoCE guest; each figure as shim ÷ glibc in time terms, with the spread of the per-round pairs
- * as its noise.
+ * "Is a real MPI application slower under the shim?" — hpcc's phases and NetPIPE under glibc, under glibc with
+ * the stacks' hooks-off settings ({@code pinarena exec --no-shim}) and under libpinarena.so ({@code pinarena
+ * exec}), interleaved round by round, on the host (shared memory) and over rxe0 in the Soft-RoCE guest; each
+ * figure as shim ÷ glibc in time terms, with the spread of the per-round pairs as its noise, split into the
+ * settings' factor and the allocator's.
  */
 public final class MpiAppsSection implements ReportSection
 {
@@ -34,31 +35,46 @@ public final class MpiAppsSection implements ReportSection
             .append("ranks, under glibc and under the shim launched as its README says (`pinarena exec [--mpi ofi] -- ")
             .append("mpirun ...`: every rank preloads libpinarena.so, the stacks' memory hooks off). `host`: shared ")
             .append("memory on this machine; `rxe0`: Open MPI `pml cm`/`mtl ofi` over Soft-RoCE in the emulated ")
-            .append("guest (only ratios mean anything there). Each round runs both allocators back to back, in ")
-            .append("alternating order. **shim ÷ glibc** is in time terms (rates inverted): below 1.0 the shim is ")
+            .append("guest (only ratios mean anything there). Each round runs every configuration back to back, ")
+            .append("the order rotated each round. **shim ÷ glibc** is in time terms (rates inverted): below 1.0 the shim is ")
             .append("faster. The pair range is the smallest and largest ratio of one round's pair: the noise of ")
             .append("this machine; `slower` only when every pair was above 1.0. `SECTION_wall` rows are where hpcc's ")
             .append("wall time goes: each section's seconds between its own clock stamps (set-up and checks included, ")
             .append("1 s steps).\n\n");
-        md.append("| where | app | phase | metric | glibc | shim | shim ÷ glibc | pair range | rounds | |\n");
-        md.append("|---|---|---|---|---:|---:|---:|---:|---:|---|\n");
+        md.append("The shim's launch does two things, so a third configuration runs beside them in the same ")
+            .append("rotation: **glibc+settings**, glibc with exactly the settings `pinarena exec` applies ")
+            .append("(`pinarena exec --no-shim`, nothing preloaded). **settings ÷ glibc** is what the hooks-off ")
+            .append("settings cost: the price of hooks off, paid by any launch that turns the stacks' memory hooks ")
+            .append("off, with or without the shim. ")
+            .append("**shim ÷ settings** is what the shim's allocator costs on top (over rxe0 it also holds the ")
+            .append("gain of libfabric's cache, which the shim's monitor turns back on: without the shim ")
+            .append("`FI_MR_CACHE_MONITOR=disabled` leaves it off). Both are medians of the per-round ratios, in ")
+            .append("time terms.\n\n");
+        md.append("| where | app | phase | metric | glibc | glibc+settings | shim | shim ÷ glibc | pair range | ")
+            .append("settings ÷ glibc | shim ÷ settings | rounds | |\n");
+        md.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (final MpiAppRuns.Metric m : runs.metrics())
         {
             final Samples glibc = m.samples(MpiAppRuns.GLIBC);
+            final Samples settings = m.samples(MpiAppRuns.SETTINGS);
             final Samples shim = m.samples(MpiAppRuns.SHIM);
             final Samples pairs = m.pairedTimeRatios();
+            final String factors = factor(m.pairedTimeRatios(MpiAppRuns.SETTINGS, MpiAppRuns.GLIBC)) + " | " +
+                factor(m.pairedTimeRatios(MpiAppRuns.SHIM, MpiAppRuns.SETTINGS));
             md.append("| ").append(m.where()).append(" | ").append(m.app()).append(" | ").append(m.phase())
                 .append(" | ").append(m.metric()).append(" (").append(m.unit()).append(") | ")
                 .append(glibc == null ? "–" : figure(glibc.median())).append(" | ")
+                .append(settings == null ? "–" : figure(settings.median())).append(" | ")
                 .append(shim == null ? "–" : figure(shim.median())).append(" | ");
             if (glibc == null || shim == null || pairs == null)
             {
-                md.append("– | – | 0 | not measured under both (or 0: hpcc's section clock has 1 s steps) |\n");
+                md.append("– | – | ").append(factors)
+                    .append(" | 0 | not measured under both (or 0: hpcc's section clock has 1 s steps) |\n");
                 continue;
             }
             final double ratio = m.higherBetter() ? glibc.median() / shim.median() : shim.median() / glibc.median();
-            md.append(String.format(Locale.ROOT, "**%.2f** | %.2f–%.2f | %d | %s |%n", ratio, pairs.min(),
-                pairs.max(), pairs.count(), verdict(pairs)));
+            md.append(String.format(Locale.ROOT, "**%.2f** | %.2f–%.2f | %s | %d | %s |%n", ratio, pairs.min(),
+                pairs.max(), factors, pairs.count(), verdict(pairs)));
         }
         md.append('\n');
     }
@@ -75,6 +91,15 @@ public final class MpiAppsSection implements ReportSection
             return "slower";
         }
         return pairs.max() < 1.0 ? "faster" : "within noise";
+    }
+
+    /**
+     * @param pairs per-round time ratios, or null.
+     * @return their median, or a dash when no round measured both configurations.
+     */
+    private static String factor(final Samples pairs)
+    {
+        return pairs == null ? "–" : String.format(Locale.ROOT, "%.2f", pairs.median());
     }
 
     private static String figure(final double v)

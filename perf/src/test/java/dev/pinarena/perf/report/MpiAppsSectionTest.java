@@ -13,7 +13,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The MPI applications table: shim ÷ glibc in time terms (rates inverted), the per-round pair range as noise,
- * and "slower" only when every interleaved pair was slower.
+ * "slower" only when every interleaved pair was slower, and the split into the hooks-off settings' factor and
+ * the allocator's when glibc+settings was measured.
  */
 class MpiAppsSectionTest
 {
@@ -44,12 +45,48 @@ class MpiAppsSectionTest
         final StringBuilder md = new StringBuilder();
         new MpiAppsSection(runs).write(md, dir);
         final String text = md.toString();
-        assertTrue(text.contains("| host | hpcc | STREAM | StarSTREAM_Triad (GB/s) | 47.50 | 21.00 | **2.26** | " +
-            "2.00–2.50 | 2 | slower |"), text);
-        assertTrue(text.contains("| host | hpcc | HPL | HPL_time (s) | 1.00 | 1.05 | **1.05** | 0.90–1.20 | 2 | " +
+        assertTrue(text.contains("| host | hpcc | STREAM | StarSTREAM_Triad (GB/s) | 47.50 | – | 21.00 | **2.26** | " +
+            "2.00–2.50 | – | – | 2 | slower |"), text);
+        assertTrue(text.contains("| host | hpcc | HPL | HPL_time (s) | 1.00 | – | 1.05 | **1.05** | 0.90–1.20 | – | – | 2 | " +
             "within noise |"), text);
-        assertTrue(text.contains("| rxe0 | netpipe | latency | latency_8B (us) | 40.00 | – | – | – | 0 | " +
+        assertTrue(text.contains("| rxe0 | netpipe | latency | latency_8B (us) | 40.00 | – | – | – | – | – | – | 0 | " +
             "not measured under both"), text);
+    }
+
+    @Test
+    void threeConfigurationsSplitIntoSettingsAndAllocatorFactors(@TempDir final Path dir) throws Exception
+    {
+        final Path host = dir.resolve("host.csv");
+        // per round, in time terms: settings ÷ glibc 1.11, 1.25, 1.00 (rates: glibc ÷ settings) and
+        // shim ÷ settings 1.25, 1.00, 1.11; latency 2.0, 1.5, 1.0 and 1.5, 1.0, 1.2
+        Files.write(host, List.of(HEADER,
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,1,glibc,100",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,1,glibc+settings,90",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,1,pinarena,72",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,2,glibc+settings,80",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,2,pinarena,80",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,2,glibc,100",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,3,pinarena,45",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,3,glibc,50",
+            "host,netpipe,bandwidth,bandwidth_65536B,Mbit/s,higher,3,glibc+settings,50",
+            "host,netpipe,latency,latency_8B,us,lower,1,glibc,1",
+            "host,netpipe,latency,latency_8B,us,lower,1,glibc+settings,2",
+            "host,netpipe,latency,latency_8B,us,lower,1,pinarena,3",
+            "host,netpipe,latency,latency_8B,us,lower,2,glibc+settings,1.5",
+            "host,netpipe,latency,latency_8B,us,lower,2,pinarena,1.5",
+            "host,netpipe,latency,latency_8B,us,lower,2,glibc,1",
+            "host,netpipe,latency,latency_8B,us,lower,3,pinarena,2.4",
+            "host,netpipe,latency,latency_8B,us,lower,3,glibc,2",
+            "host,netpipe,latency,latency_8B,us,lower,3,glibc+settings,2"));
+        final StringBuilder md = new StringBuilder();
+        new MpiAppsSection(MpiAppRuns.read(List.of(host))).write(md, dir);
+        final String text = md.toString();
+        assertTrue(text.contains("| host | netpipe | bandwidth | bandwidth_65536B (Mbit/s) | 100 | 80.00 | 72.00 | " +
+            "**1.39** | 1.11–1.39 | 1.11 | 1.11 | 3 | slower |"), text);
+        assertTrue(text.contains("| host | netpipe | latency | latency_8B (us) | 1.00 | 2.00 | 2.40 | **2.40** | " +
+            "1.20–3.00 | 1.50 | 1.20 | 3 | slower |"), text);
+        assertTrue(text.contains("settings ÷ glibc | shim ÷ settings"), text);
+        assertTrue(text.contains("the price of hooks off, paid by any launch"), text);
     }
 
     @Test
