@@ -261,7 +261,7 @@ static size_t large_colour(pa_span_t* s) {
 static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   if (n > (size_t)PTRDIFF_MAX) { errno = ENOMEM; return NULL; }
   pa_ensure_init();
-  if (n <= pa_opts.chunk_size / 2 && align <= pa_opts.chunk_size / 4) {
+  if (n <= pa_large_max() && align <= pa_opts.chunk_size / 4) {
     int coloured = align <= PA_PAGE;
     size_t room = coloured ? (PA_LARGE_COLOURS - 1) * PA_PAGE : 0;
     size_t ns = (room + n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
@@ -307,5 +307,5 @@ PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align) {
 }
 
 PA_HIDDEN void* pa_malloc_moving_up(size_t n) {
-  return malloc_large(n, PA_ALIGN_MIN);     /* a span of slices up to half a chunk, else a huge chunk */
+  return malloc_large(n, PA_ALIGN_MIN);     /* a span of slices up to pa_large_max(), else a huge chunk */
 }

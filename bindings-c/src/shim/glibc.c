@@ -50,12 +50,12 @@ PA_HIDDEN PA_NOINLINE void* pa_realloc_moving(void* p, size_t n) {
   if (c->kind == PA_CHUNK_HUGE) {
     /* in place within the chunk's capacity, both ways (a shrunk huge object
        keeps its pages: touched pages are never given back anyway) */
-    if (n > pa_opts.chunk_size / 2 && pa_huge_resize(c, n) == 0) return p;
+    if (n > pa_large_max() && pa_huge_resize(c, n) == 0) return p;
     if (n > have) {
       void* q = pa_huge_move(c, n);                  /* its pages, not a copy */
       if (q != NULL) { pa_huge_resize(pa_chunk_of(q), n); return q; }
     }
-  } else if (n > have && n <= pa_opts.chunk_size / 2) {
+  } else if (n > have && n <= pa_large_max()) {
     /* a large span grows in place into the free slices after it */
     pa_span_t* s = pa_span_of(c, p);
     if (s->kind == PA_SPAN_LARGE) {

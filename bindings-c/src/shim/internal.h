@@ -272,6 +272,17 @@ static inline void pa_reclaim_orphans_if_freed(void) {
 PA_HIDDEN void* pa_malloc_generic(size_t n, pa_heap_t* h);
 PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align);
 PA_HIDDEN void* pa_malloc_moving_up(size_t n);          /* realloc: a large object outgrew its place */
+/* The largest large object (a span of slices in a regular chunk); above it
+ * an object is huge (a chunk of its own). Half a chunk, less the slice the
+ * chunk's header takes and the colour room (alloc.c, large_colour): two of
+ * the largest share a chunk of the default size. At half a chunk itself the
+ * room made such an object one slice too big for two to fit, so each took a
+ * chunk's fresh half (hpcc's MPIFFT work arrays, exactly 2 MiB: 1024 page
+ * faults inside the timed phase); as huge objects they take a free huge
+ * chunk's touched pages (chunk.c, huge_take_free). */
+static inline size_t pa_large_max(void) {
+  return pa_opts.chunk_size / 2 - PA_SLICE - (PA_LARGE_COLOURS - 1) * PA_PAGE;
+}
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
 
 /* free.c */

@@ -8,7 +8,7 @@
  *   ArenaChunk, a shared chunk            pa_chunk_t, kind PA_CHUNK_REGULAR
  *   arena page (8 KiB, SizeClasses)       slice (64 KiB, PA_SLICE)
  *   Slab                                  span of a small size class (pa_span_t, PA_SPAN_SMALL)
- *   run (ArenaChunk.RUN_HEAD / RUN_BODY)  large span (PA_SPAN_LARGE: one object, up to half a chunk)
+ *   run (ArenaChunk.RUN_HEAD / RUN_BODY)  large span (PA_SPAN_LARGE: one object, up to pa_large_max(): about half a chunk)
  *   dedicated chunk (ArenaChunk)          huge chunk (PA_CHUNK_HUGE: one huge object)
  *   ThreadHeap                            pa_heap_t
  *   Slab.remoteFreed + ThreadHeap's       a span's thread_free list + the heap's delayed list

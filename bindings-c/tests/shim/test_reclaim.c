@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -255,6 +256,35 @@ TEST(shim_reclaim_growing_huge_object_takes_free_huge_pages) {
         "huge chunks held 84 MiB", (unsigned long long)grew);
   free(b);
   free(small);
+}
+
+/* The page faults the process has taken so far. */
+static long minor_faults(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+/* An object of exactly half a chunk (2 MiB: hpcc's MPIFFT work arrays)
+ * after a 5 MiB one was freed: it is a huge object (above pa_large_max) and
+ * takes the freed chunk's touched pages, as glibc serves it from its freed
+ * heap. Before, it was a large span one slice too big for two to share a
+ * chunk: a fresh chunk's half, 512 page faults inside the program's next
+ * timed phase. */
+TEST(shim_half_chunk_object_takes_freed_huge_pages) {
+  char* old = malloc(5 * MiB);
+  CHECK(old != NULL, "malloc(5 MiB)");
+  memset(old, 'o', 5 * MiB);
+  free(old);
+  long f0 = minor_faults();
+  char* a = malloc(2 * MiB);
+  CHECK(a != NULL, "malloc(2 MiB)");
+  memset(a, 'a', 2 * MiB);
+  long took = minor_faults() - f0;
+  NOTE("a 2 MiB object written after a 5 MiB one was freed: %ld page faults", took);
+  CHECK(took < 64, "a 2 MiB object took %ld page faults (new pages) while a freed 5 MiB object's chunk held "
+        "touched pages", took);
+  free(a);
 }
 
 /* A thread that empties the span of a size class of big blocks (above 16
