@@ -12,6 +12,9 @@ import java.util.Locale;
  */
 public final class MpiAppsSection implements ReportSection
 {
+    /** Rounds below which no verdict is given: single pairs on this machine swing by 10 % and more. */
+    static final int MIN_ROUNDS_FOR_VERDICT = 3;
+
     private final MpiAppRuns runs;
 
     /**
@@ -38,7 +41,9 @@ public final class MpiAppsSection implements ReportSection
             .append("guest (only ratios mean anything there). Each round runs every configuration back to back, ")
             .append("the order rotated each round. **shim ÷ glibc** is in time terms (rates inverted): below 1.0 the shim is ")
             .append("faster. The pair range is the smallest and largest ratio of one round's pair: the noise of ")
-            .append("this machine; `slower` only when every pair was above 1.0. `SECTION_wall` rows are where hpcc's ")
+            .append("this machine; `slower` (`faster`) only when every pair of at least ")
+            .append(MIN_ROUNDS_FOR_VERDICT).append(" rounds was above (below) 1.0: one round here swings by 10 % ")
+            .append("and more (hpcc's wall over 8 idle rounds: 0.89–1.10). `SECTION_wall` rows are where hpcc's ")
             .append("wall time goes: each section's seconds between its own clock stamps (set-up and checks included, ")
             .append("1 s steps).\n\n");
         md.append("The shim's launch does two things, so a third configuration runs beside them in the same ")
@@ -81,11 +86,15 @@ public final class MpiAppsSection implements ReportSection
 
     /**
      * @param pairs per-round shim ÷ glibc time ratios.
-     * @return {@code slower} when every pair was slower, {@code faster} when every pair was faster, else
-     *         {@code within noise}.
+     * @return with fewer than {@link #MIN_ROUNDS_FOR_VERDICT} pairs, that there are too few; else {@code slower}
+     *         when every pair was slower, {@code faster} when every pair was faster, else {@code within noise}.
      */
     static String verdict(final Samples pairs)
     {
+        if (pairs.count() < MIN_ROUNDS_FOR_VERDICT)
+        {
+            return "too few rounds to tell";
+        }
         if (pairs.min() > 1.0)
         {
             return "slower";

@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The MPI applications table: shim ÷ glibc in time terms (rates inverted), the per-round pair range as noise,
- * "slower" only when every interleaved pair was slower, and the split into the hooks-off settings' factor and
+ * "slower" only when every interleaved pair of at least three rounds was slower, and the split into the hooks-off settings' factor and
  * the allocator's when glibc+settings was measured.
  */
 class MpiAppsSectionTest
@@ -46,9 +46,9 @@ class MpiAppsSectionTest
         new MpiAppsSection(runs).write(md, dir);
         final String text = md.toString();
         assertTrue(text.contains("| host | hpcc | STREAM | StarSTREAM_Triad (GB/s) | 47.50 | – | 21.00 | **2.26** | " +
-            "2.00–2.50 | – | – | 2 | slower |"), text);
+            "2.00–2.50 | – | – | 2 | too few rounds to tell |"), text);
         assertTrue(text.contains("| host | hpcc | HPL | HPL_time (s) | 1.00 | – | 1.05 | **1.05** | 0.90–1.20 | – | – | 2 | " +
-            "within noise |"), text);
+            "too few rounds to tell |"), text);
         assertTrue(text.contains("| rxe0 | netpipe | latency | latency_8B (us) | 40.00 | – | – | – | – | – | – | 0 | " +
             "not measured under both"), text);
     }
@@ -86,6 +86,8 @@ class MpiAppsSectionTest
         assertTrue(text.contains("| host | netpipe | latency | latency_8B (us) | 1.00 | 2.00 | 2.40 | **2.40** | " +
             "1.20–3.00 | 1.50 | 1.20 | 3 | slower |"), text);
         assertTrue(text.contains("settings ÷ glibc | shim ÷ settings"), text);
+        assertEquals("within noise", MpiAppsSection.verdict(new Samples(0.9, 1.1, 1.2)));
+        assertEquals("faster", MpiAppsSection.verdict(new Samples(0.9, 0.95, 0.8)));
         assertTrue(text.contains("the price of hooks off, paid by any launch"), text);
     }
 
