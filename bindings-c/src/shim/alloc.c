@@ -263,7 +263,7 @@ static PA_NOINLINE void* malloc_large(size_t n, size_t align) {
   pa_ensure_init();
   if (n <= pa_large_max() && align <= pa_opts.chunk_size / 4) {
     int coloured = align <= PA_PAGE;
-    size_t room = coloured ? (PA_LARGE_COLOURS - 1) * PA_PAGE : 0;
+    size_t room = coloured ? PA_LARGE_ROOM : 0;
     size_t ns = (room + n + PA_SLICE - 1) >> PA_SLICE_SHIFT;
     if (ns == 0) ns = 1;                 /* a zero-byte aligned request still owns its slice */
     pa_reclaim_orphans_if_freed();

@@ -281,7 +281,7 @@ PA_HIDDEN void* pa_malloc_moving_up(size_t n);          /* realloc: a large obje
  * faults inside the timed phase); as huge objects they take a free huge
  * chunk's touched pages (chunk.c, huge_take_free). */
 static inline size_t pa_large_max(void) {
-  return pa_opts.chunk_size / 2 - PA_SLICE - (PA_LARGE_COLOURS - 1) * PA_PAGE;
+  return pa_opts.chunk_size / 2 - PA_SLICE - PA_LARGE_ROOM;
 }
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s);
 

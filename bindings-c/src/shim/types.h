@@ -8,7 +8,7 @@
  *   ArenaChunk, a shared chunk            pa_chunk_t, kind PA_CHUNK_REGULAR
  *   arena page (8 KiB, SizeClasses)       slice (64 KiB, PA_SLICE)
  *   Slab                                  span of a small size class (pa_span_t, PA_SPAN_SMALL)
- *   run (ArenaChunk.RUN_HEAD / RUN_BODY)  large span (PA_SPAN_LARGE: one object, up to pa_large_max(): about half a chunk)
+ *   run (ArenaChunk.RUN_HEAD / RUN_BODY)  large span (PA_SPAN_LARGE: one object, up to pa_large_max())
  *   dedicated chunk (ArenaChunk)          huge chunk (PA_CHUNK_HUGE: one huge object)
  *   ThreadHeap                            pa_heap_t
  *   Slab.remoteFreed + ThreadHeap's       a span's thread_free list + the heap's delayed list
@@ -60,6 +60,7 @@
 #define PA_ALIGN_MIN   16
 #define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
 #define PA_LARGE_COLOURS 8                                    /* page offsets a large object starts at (alloc.c) */
+#define PA_LARGE_ROOM  ((PA_LARGE_COLOURS - 1) * PA_PAGE)     /* a large span's bytes beyond its object, at most */
 
 #define PA_CHUNK_MAGIC 0x70696e6172656e61ULL                 /* "pinarena" */
 #define PA_SPAN_CHECK  0x7370616eu                            /* "span" */

@@ -13,8 +13,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The MPI applications table: shim ÷ glibc in time terms (rates inverted), the per-round pair range as noise,
- * "slower" only when every interleaved pair of at least three rounds was slower, and the split into the hooks-off settings' factor and
- * the allocator's when glibc+settings was measured.
+ * "slower" only when every interleaved pair of at least three rounds was slower, and the split into the hooks-off
+ * settings' factor and the allocator's when glibc+settings was measured.
  */
 class MpiAppsSectionTest
 {
@@ -86,9 +86,16 @@ class MpiAppsSectionTest
         assertTrue(text.contains("| host | netpipe | latency | latency_8B (us) | 1.00 | 2.00 | 2.40 | **2.40** | " +
             "1.20–3.00 | 1.50 | 1.20 | 3 | slower |"), text);
         assertTrue(text.contains("settings ÷ glibc | shim ÷ settings"), text);
+        assertTrue(text.contains("the price of hooks off, paid by any launch"), text);
+    }
+
+    @Test
+    void verdictOnlyFromThreeRounds()
+    {
+        assertEquals("too few rounds to tell", MpiAppsSection.verdict(new Samples(1.5, 1.6)));
+        assertEquals("slower", MpiAppsSection.verdict(new Samples(1.5, 1.6, 1.1)));
         assertEquals("within noise", MpiAppsSection.verdict(new Samples(0.9, 1.1, 1.2)));
         assertEquals("faster", MpiAppsSection.verdict(new Samples(0.9, 0.95, 0.8)));
-        assertTrue(text.contains("the price of hooks off, paid by any launch"), text);
     }
 
     @Test
