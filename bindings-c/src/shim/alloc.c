@@ -1,8 +1,10 @@
 /* alloc.c — malloc: the fast path (a pop from the current span of the size
- * class) and, out of line, everything else: thread heap set-up, collecting
- * remote frees, carving fresh blocks, new spans, large and huge objects,
- * aligned allocation. */
+ * class, inline in alloc_fast.h, which C++'s operator new shares) and, out
+ * of line, everything else: thread heap set-up, collecting remote frees,
+ * carving fresh blocks, new spans, large and huge objects, aligned
+ * allocation. */
 #include "internal.h"
+#include "alloc_fast.h"
 
 #include <errno.h>
 #include <string.h>
@@ -12,10 +14,10 @@
    Fast path
 --------------------------------------------------------------------------- */
 
-/* span_pop of a block that failed the fast test: its mark, checked exactly
+/* pa_span_pop (alloc_fast.h) of a block that failed the fast test: its mark, checked exactly
  * (abort), or its link, checked against the span (pa_link_next: the list's
  * end, another slice of a bigger span, else abort). */
-static PA_NOINLINE void* span_pop_checked(pa_span_t* s, pa_block_t* b) {
+PA_HIDDEN PA_NOINLINE void* pa_span_pop_checked(pa_span_t* s, pa_block_t* b) {
   if ((b->mark ^ pa_free_mark(b)) > 1) pa_free_list_corrupt(b);
   s->free = pa_link_next(s, b);
   b->mark = 0;
@@ -23,44 +25,10 @@ static PA_NOINLINE void* span_pop_checked(pa_span_t* s, pa_block_t* b) {
   return b;
 }
 
-/* No malloc counter here: the count of small mallocs is derived from
- * `used` (see pa_heap_t, pa_small_counts). */
-static inline void* span_pop(pa_span_t* s) {
-  pa_block_t* b = s->free;
-  /* every listed block carries its mark: one without it was taken before
-     (a second copy, freed twice) or written after free (free.c); and its
-     link is checked before anyone follows it. Both in one test: the mark,
-     decoded, must lie in the link's 64 KiB slice (internal.h, free-list
-     links): two xors and a compare that fuses with its branch, the same
-     micro-ops as the mark test alone (a shift instead of the compare costs
-     one more: measured, README). The rest (the list's end, a damaged block,
-     a link into another slice of a bigger span) is a tail call, so the fast
-     path needs no frame */
-  pa_block_t* next = pa_link_raw(b);
-  if (unlikely((b->mark ^ pa_secrets.key ^ (uintptr_t)next) > PA_SLICE - 1)) return span_pop_checked(s, b);
-  s->free = next;
-  /* the next malloc of this class reads that block's line: start loading
-     it now, while the caller works (a prefetch of NULL is harmless) */
-  __builtin_prefetch(next, 1, 3);
-  b->mark = 0;                           /* out: no longer marked free (same line as the link) */
-  s->used++;
-  return b;
-}
+/* Sizes up to 1 KiB: alloc_fast.h. The exported name is the fast path
+ * itself (no call in between). */
+PA_HIDDEN void* pa_malloc(size_t n) { return pa_malloc_inline(n); }
 
-/* Sizes up to 1 KiB: one table load for the class, a pop from the class's
- * current span. Everything else (bigger sizes, an empty span, the first
- * malloc of a thread — its heap is pa_heap_empty, whose spans are all
- * empty) goes to pa_malloc_generic. */
-PA_HIDDEN void* pa_malloc(size_t n) {
-  pa_heap_t* h = pa_heap;
-  if (likely(n <= 1024)) {
-    pa_span_t* s = h->direct[(n + 15) >> 4];
-    if (likely(s->free != NULL)) return span_pop(s);
-  }
-  return pa_malloc_generic(n, h);
-}
-
-/* The exported name is the fast path itself (no call in between). */
 PA_EXPORT void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 
 /* ---------------------------------------------------------------------------
@@ -227,7 +195,7 @@ PA_HIDDEN PA_NOINLINE void* pa_malloc_generic(size_t n, pa_heap_t* h) {
     s = span_find(h, cls);
     if (s == NULL) return NULL;
   }
-  return span_pop(s);
+  return pa_span_pop(s);
 }
 
 /* ---------------------------------------------------------------------------
@@ -300,7 +268,7 @@ PA_HIDDEN void* pa_malloc_aligned(size_t n, size_t align) {
         if (s->free == NULL) s = span_find(h, cls);
         if (s == NULL) return NULL;
       }
-      return span_pop(s);
+      return pa_span_pop(s);
     }
   }
   return malloc_large(n, align);

@@ -422,6 +422,25 @@ PA_HIDDEN void pa_free(void* p) {
 
 PA_EXPORT void free(void* p) __attribute__((alias("pa_free")));
 
+/* C++'s operator delete, every form the Itanium ABI names (new is cxx.c's):
+ * free itself. The extra arguments (size, alignment, nothrow tag) change
+ * nothing: free finds an object's size and alignment from its address, and
+ * validates the pointer as it validates any (an invalid one aborts with
+ * free's message). */
+#define DELETE_IS_FREE(name) PA_EXPORT void name(void*) __attribute__((alias("pa_free")))
+DELETE_IS_FREE(_ZdlPv);                              /* delete p */
+DELETE_IS_FREE(_ZdaPv);                              /* delete[] p */
+DELETE_IS_FREE(_ZdlPvm);                             /* sized (C++14) */
+DELETE_IS_FREE(_ZdaPvm);
+DELETE_IS_FREE(_ZdlPvRKSt9nothrow_t);                /* nothrow */
+DELETE_IS_FREE(_ZdaPvRKSt9nothrow_t);
+DELETE_IS_FREE(_ZdlPvSt11align_val_t);               /* aligned (C++17) */
+DELETE_IS_FREE(_ZdaPvSt11align_val_t);
+DELETE_IS_FREE(_ZdlPvmSt11align_val_t);              /* sized, aligned */
+DELETE_IS_FREE(_ZdaPvmSt11align_val_t);
+DELETE_IS_FREE(_ZdlPvSt11align_val_tRKSt9nothrow_t); /* aligned, nothrow */
+DELETE_IS_FREE(_ZdaPvSt11align_val_tRKSt9nothrow_t);
+
 /* A block freed twice whose second copy malloc has not reached yet makes
  * the span's local list a cycle (its link points back to a block before
  * it). Abort naming the block where the cycle closes, the one freed twice;

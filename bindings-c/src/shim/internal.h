@@ -3,8 +3,9 @@
  * types.h. One idea per file:
  *   chunk.c     size-aligned chunks, the flat owner table, slices -> spans, huge chunks
  *   heap.c      per-thread heaps: TLS, thread exit (hand back), adoption, fork
- *   alloc.c     malloc fast path + generic slow path, aligned, realloc
- *   free.c      free fast path, validation (invalid / double free), cross-thread free
+ *   alloc.c     malloc fast path (inline in alloc_fast.h) + generic slow path, aligned, realloc
+ *   free.c      free fast path, validation (invalid / double free), cross-thread free; delete's names
+ *   cxx.c       C++'s operator new, every form (malloc's fast path; failures to the C++ runtime's own)
  *   register.c  registration of chunks (verbs via dlopen, io_uring, mlock, none)
  *   remote.c    remote-scope chunks: pinarena_alloc_remote and the keys of exactly one buffer
  *   reclaim.c   memory changes kind: free memory of one kind gives unregistered pages back for another

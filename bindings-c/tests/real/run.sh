@@ -140,6 +140,45 @@ C
   fi
 fi
 
+# --- C++: operator new and delete are the shim's own (src/shim/cxx.c): every form resolves to it, objects of
+# every form, the new-handler and std::bad_alloc on failure, nothrow forms, threads (cxx_operators.cpp); a
+# pointer the shim never gave out aborts delete with free()'s message; a program's own operator new stays its own
+HERE_REAL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+T=real_cxx_operators
+if want $T real_cxx_bad_delete real_cxx_own_operator_new && need g++ g++; then
+  if g++ -std=c++17 -O2 -Wall -Wextra -Werror -pthread -o "$WORK/cxx" "$HERE_REAL/cxx_operators.cpp" -ldl; then
+    run real_cxx_operators "$WORK/cxx" 20000 -- "$WORK/cxx"
+    T=real_cxx_bad_delete
+    if want $T; then
+      echo "RUN  $T"
+      rc=$( { LD_PRELOAD="$SO" "$WORK/cxx" bad-delete > "$WORK/$T.out" 2>&1; echo $?; } 2>/dev/null )   # quiet: bash's "Aborted"
+      if [ "$rc" -eq 134 ] && grep -q "free(): invalid pointer" "$WORK/$T.out"; then echo "PASS $T"; passed=$((passed + 1))
+      else echo "FAIL $T: exit $rc (want 134, SIGABRT) — output:"; sed 's/^/      /' "$WORK/$T.out"; failed=$((failed + 1)); fi
+    fi
+  else
+    echo "FAIL $T: g++ failed"; failed=$((failed + 1))
+  fi
+  T=real_cxx_own_operator_new
+  if want $T; then
+    cat > "$WORK/own.cpp" <<'CPP'
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <string>
+static int mine = 0;
+void* operator new(std::size_t n) { mine++; void* p = std::malloc(n ? n : 1); if (!p) throw std::bad_alloc(); return p; }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+int main() { for (int i = 0; i < 1000; i++) delete new std::string(100, 'x'); std::printf("own new: %d\n", mine); return mine < 1000; }
+CPP
+    if g++ -std=c++17 -O0 -o "$WORK/own" "$WORK/own.cpp"; then
+      run real_cxx_own_operator_new "$WORK/own" 1000 -- "$WORK/own"
+    else
+      echo "FAIL $T: g++ failed"; failed=$((failed + 1))
+    fi
+  fi
+fi
+
 [ -n "$FILTER" ] && [ $((passed + failed + skipped)) -eq 0 ] && echo "no real-program test matches '$FILTER'"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
