@@ -211,6 +211,7 @@ typedef struct pa_heap_s {
   struct pa_heap_s*  next_all;
   struct pa_heap_s*  next_abandoned;
   int                live;              /* owned by a thread */
+  int                exit_collect;      /* abandoned by its thread's exit, not looked at since (heap.c) */
   int                left_in_parent;    /* in a forked child: owned by another thread of the parent
                                            (heap.c, "fork"): never owned here, frees into it ignored */
 } pa_heap_t;

@@ -88,6 +88,44 @@ TEST(shim_threads_exit_hand_back) {
   NOTE("chunks after 10 threads %llu, after 300 threads %llu", (unsigned long long)a.chunks, (unsigned long long)b.chunks);
 }
 
+/* A thread that exits holding many empty spans (it freed all it made:
+ * up to PA_KEEP_EMPTY + 1 a class stay with its heap) leaves them to the
+ * next thread that needs a span, not to its own exit (heap.c,
+ * heap_thread_done): they must still come back. Here the next need is the
+ * main thread's objects of another class (one-slice spans too), which must
+ * find those slices instead of mapping new chunks. */
+#define EMPTY_CLASSES 60                        /* 16..960 bytes, step 16 */
+#define EMPTY_PER_CLASS (9 * 65536 / 16)        /* blocks: ~9 one-slice spans of the smallest class */
+static void* fill_and_empty(void* arg) {
+  (void)arg;
+  static void* v[EMPTY_PER_CLASS];
+  for (int c = 1; c <= EMPTY_CLASSES; c++) {
+    size_t n = (size_t)c * 16, count = (size_t)9 * 65536 / n;
+    for (size_t i = 0; i < count; i++) { v[i] = malloc(n); memset(v[i], c, 16); }
+    for (size_t i = 0; i < count; i++) free(v[i]);
+  }
+  return NULL;
+}
+
+TEST(shim_threads_exit_leaves_empty_spans_to_the_next_need) {
+  pinarena_stats_t a, b;
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, fill_and_empty, NULL) == 0, "pthread_create");
+  pthread_join(t, NULL);
+  pinarena_get_stats(&a);
+  enum { OTHER = 2000, NOTHER = (12 << 20) / OTHER };   /* 12 MiB of a class the thread never used */
+  static void* other[NOTHER];
+  for (int i = 0; i < NOTHER; i++) { other[i] = malloc(OTHER); memset(other[i], 7, OTHER); }
+  pinarena_get_stats(&b);
+  NOTE("chunk bytes after the thread emptied %d classes x ~9 spans and exited: %llu MiB; after 12 MiB of "
+       "2000-byte objects: %llu MiB", EMPTY_CLASSES, (unsigned long long)(a.chunk_bytes >> 20),
+       (unsigned long long)(b.chunk_bytes >> 20));
+  CHECK(b.chunk_bytes <= a.chunk_bytes + ((uint64_t)4 << 20),
+        "the dead thread's empty spans were not given back: chunk bytes %llu -> %llu MiB",
+        (unsigned long long)(a.chunk_bytes >> 20), (unsigned long long)(b.chunk_bytes >> 20));
+  for (int i = 0; i < NOTHER; i++) free(other[i]);
+}
+
 enum { ADOPT_N = 1000 };
 typedef struct { void** v; _Atomic int ready, go; } holder_t;
 static void* alloc_and_hold(void* arg) {
