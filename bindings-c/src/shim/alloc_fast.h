@@ -34,29 +34,26 @@ static inline void* pa_span_pop(pa_span_t* s) {
   return b;
 }
 
-/* Sizes up to 1 KiB: one table load for the class, a pop from the class's
- * current span. Everything else (bigger sizes, an empty span, the first
- * malloc of a thread — its heap is pa_heap_empty, whose spans are all
- * empty) goes to pa_malloc_generic. */
-static inline void* pa_malloc_inline(size_t n) {
-  pa_heap_t* h = pa_heap;
+/* Sizes up to 1 KiB: one table load for the class. The span the fast path
+ * pops from for n, or NULL: everything else (bigger sizes, an empty span, the
+ * first malloc of a thread — its heap is pa_heap_empty, whose spans are all
+ * empty) is malloc's slow way. */
+static inline pa_span_t* pa_fast_span(pa_heap_t* h, size_t n) {
   if (likely(n <= 1024)) {
     pa_span_t* s = h->direct[(n + 15) >> 4];
-    if (likely(s->free != NULL)) return pa_span_pop(s);
-  }
-  return pa_malloc_generic(n, h);
-}
-
-/* The same test alone: the span the fast path pops from for n, or NULL
- * (malloc's slow way). For callers whose slow way is more than
- * pa_malloc_generic (cxx.c): they keep that out of line and the pop
- * frameless. */
-static inline pa_span_t* pa_fast_span(size_t n) {
-  if (likely(n <= 1024)) {
-    pa_span_t* s = pa_heap->direct[(n + 15) >> 4];
     if (likely(s->free != NULL)) return s;
   }
   return NULL;
+}
+
+/* malloc: the pop, else pa_malloc_generic. C++'s operator new (cxx.c) uses
+ * pa_fast_span itself: its slow way is more than pa_malloc_generic, and
+ * stays out of line so that the pop keeps no frame. */
+static inline void* pa_malloc_inline(size_t n) {
+  pa_heap_t* h = pa_heap;
+  pa_span_t* s = pa_fast_span(h, n);
+  if (likely(s != NULL)) return pa_span_pop(s);
+  return pa_malloc_generic(n, h);
 }
 
 #endif

@@ -14,8 +14,8 @@
  * than malloc: call the new-handler and try again, then throw
  * std::bad_alloc (or, for nothrow forms, return NULL). That is the C++
  * runtime's own code, so the request goes to the next definition of the
- * same operator (the C++ runtime's, found with dlsym(RTLD_NEXT) on the
- * first failure), which allocates through the shim's malloc again and runs
+ * same operator (the C++ runtime's, found with dlsym(RTLD_NEXT) at each
+ * failure), which allocates through the shim's malloc again and runs
  * the handler loop and the throw exactly as the language says. Its call is
  * the operator's last act (a tail call), so the exception unwinds from the
  * runtime's frame straight to the program's. A process without a C++
@@ -119,25 +119,25 @@ static inline void* aligned(size_t n, size_t align) {
 }
 
 PA_EXPORT void* NEW(size_t n) {
-  pa_span_t* s = pa_fast_span(n);
+  pa_span_t* s = pa_fast_span(pa_heap, n);
   if (likely(s != NULL)) return pa_span_pop(s);
   return new_slow(n, NAME(NEW));
 }
 
 PA_EXPORT void* NEW_ARRAY(size_t n) {
-  pa_span_t* s = pa_fast_span(n);
+  pa_span_t* s = pa_fast_span(pa_heap, n);
   if (likely(s != NULL)) return pa_span_pop(s);
   return new_slow(n, NAME(NEW_ARRAY));
 }
 
 PA_EXPORT void* NEW_NOTHROW(size_t n, const void* tag) {
-  pa_span_t* s = pa_fast_span(n);
+  pa_span_t* s = pa_fast_span(pa_heap, n);
   if (likely(s != NULL)) return pa_span_pop(s);
   return new_nothrow_slow(n, tag, NAME(NEW_NOTHROW));
 }
 
 PA_EXPORT void* NEW_ARRAY_NOTHROW(size_t n, const void* tag) {
-  pa_span_t* s = pa_fast_span(n);
+  pa_span_t* s = pa_fast_span(pa_heap, n);
   if (likely(s != NULL)) return pa_span_pop(s);
   return new_nothrow_slow(n, tag, NAME(NEW_ARRAY_NOTHROW));
 }
