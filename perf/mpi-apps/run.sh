@@ -7,7 +7,7 @@
 #
 # host   two ranks on this machine, shared memory (pml ob1, btl self,vader).
 # rxe0   two ranks in the Soft-RoCE guest, every byte over rxe0 (testbed/mpirun-rxe: pml cm, mtl ofi,
-#        verbs;ofi_rxm). Run it as the guest command: testbed/softroce --rw OUT_DIR -- perf/mpi-apps/run.sh rxe0 ...
+#        verbs;ofi_rxm). Run it as the guest command: testbed/softroce --mttcg --rw OUT_DIR -- perf/mpi-apps/run.sh rxe0 ...
 # The shim runs the way the README says to launch it: `pinarena exec [--mpi ofi] -- mpirun ...` (every rank
 # preloads libpinarena.so, every stack's memory hooks off, libfabric's cache fed by the shim). The third
 # configuration, glibc+settings, is `pinarena exec --no-shim`: the same settings handed on the same way, nothing
@@ -43,6 +43,14 @@ case "$WHERE" in
         SETTINGS_EXEC=("$PINARENA" exec --no-shim --) ;;
   rxe0) INF=$HERE/hpccinf-rxe0.txt NP_MAX=4194304 NP_REPEATS=5   # rxe's largest message is 8 MiB; emulated: few repeats
         [ -e /sys/class/infiniband/rxe0 ] || { echo "run.sh rxe0: no rxe0 here (run it in testbed/softroce)" >&2; exit 2; }
+        # One host thread for both guest CPUs takes turns between the rank that computes and the one that polls
+        # for its message, so a phase's rate is how those turns fell: glibc with and without the hooks-off
+        # settings (one allocator) differed by 0.53-3.67 per compute phase in 2 rounds; with a host thread per
+        # guest CPU (--mttcg), 4 idle rounds, the medians of the same ratios lay within 0.84-1.38.
+        [ "${PINARENA_TESTBED_CPU_THREADS:-}" != 1 ] || {
+          echo "run.sh rxe0: the guest's CPUs share one host thread: boot it with testbed/softroce --mttcg" \
+               "(a phase's figure would measure the emulator's turns between the two ranks, not the allocator)" >&2
+          exit 2; }
         LAUNCH=("$ROOT/testbed/mpirun-rxe" --mca mpi_yield_when_idle 1)
         SHIM_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --")
         SETTINGS_EXEC=(env "MPIRUN_RXE_WRAP=$PINARENA exec --mpi ofi --no-shim --") ;;
