@@ -249,12 +249,34 @@ static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n, uint8_t kind, pa_h
 
 static unsigned small_made;           /* chunks made at pa_opts.chunk_first (under pa_chunk_lock) */
 
+/* Empty spans the calling thread's heap kept (free.c, PA_KEEP_EMPTY) that
+ * make it give them back before a span takes untouched slices: a walk of
+ * its class queues, worth it once they hold a MiB. */
+#define PA_GIVE_BACK_KEPT 16
+
+/* Before a span takes untouched slices (fresh: new pages) or a new chunk,
+ * the calling thread's own kept empty spans go back to their chunks, once,
+ * and the span is placed again. Only the owner may do it: heap is the
+ * caller's (pa_heap), or the hint is not read. pa_chunk_lock held; dropped
+ * and taken again around the give-back (its releases take it). */
+static int give_back_kept_first(pa_heap_t* heap, int* done) {
+  if (*done || heap == NULL || heap != pa_heap || heap->kept_empty < PA_GIVE_BACK_KEPT) return 0;
+  *done = 1;
+  pthread_mutex_unlock(&pa_chunk_lock);
+  pa_heap_give_back_kept(heap);
+  pthread_mutex_lock(&pa_chunk_lock);
+  return 1;
+}
+
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap_t* heap) {
   size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
+  int gave_back = 0;
   pthread_mutex_lock(&pa_chunk_lock);
   for (;;) {
     place_t p;
-    if (place(n, as, &p)) {
+    int placed = place(n, as, &p);
+    if ((!placed || p.fresh != 0) && give_back_kept_first(heap, &gave_back)) continue;
+    if (placed) {
       size_t fresh = 0;
       pa_span_t* s = take_run(p.c, p.i, n, kind, heap, &fresh);
       int over = fresh != 0 && pa_reclaim_over_budget();

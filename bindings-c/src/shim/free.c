@@ -475,7 +475,9 @@ PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const 
      kept, every thread would hold one per class it ever used, pages and all
      (CPython's test_asyncio.test_ssl: 26 threads, 8 classes of 18-229 KiB,
      75 MiB of empty spans at the peak). */
-  if (s->used != 0 || (s->nslices == 1 && (h->cur[s->cls] == s || h->nqueued[s->cls] <= PA_KEEP_EMPTY))) return;
+  if (s->used != 0) return;
+  if (s->nslices == 1 && h->cur[s->cls] == s) return;
+  if (s->nslices == 1 && h->nqueued[s->cls] <= PA_KEEP_EMPTY) { h->kept_empty++; return; }   /* pa_span_alloc */
   pa_span_check_empty(s);
   pa_queue_remove(h, s);
   if (h->cur[s->cls] == s) pa_set_cur(h, s->cls, &pa_span_empty);

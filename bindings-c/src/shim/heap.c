@@ -170,6 +170,22 @@ PA_HIDDEN void pa_heap_give_back_abandoned(void) {
   pthread_mutex_unlock(&pa_heap_lock);
 }
 
+/* The empty spans free.c kept (PA_KEEP_EMPTY) but each class's current
+ * one, back to their chunks. Called by the owner when a span is about to
+ * take slices no span ever touched (pa_span_alloc): the pages the kept
+ * spans hold serve it instead of new ones, and their slices join the free
+ * runs around them, so a large object fits there too (perf/native's
+ * phased: small objects built and freed, then large ones). */
+PA_HIDDEN void pa_heap_give_back_kept(pa_heap_t* h) {
+  uint64_t left = h->kept_empty;     /* at most that many: the walk ends when they are found */
+  h->kept_empty = 0;
+  for (size_t c = 1; c < PA_NCLASS && left != 0; c++)
+    for (pa_span_t* s = h->queue[c], *n; s != NULL && left != 0; s = n) {
+      n = s->next;
+      if (s->used == 0 && s != h->cur[c] && s->nslices == 1) { release_if_empty(h, s); left--; }
+    }
+}
+
 PA_HIDDEN void pa_heap_give_back(void) {
   pa_heap_t* h = pa_heap;
   if (h != &pa_heap_empty) heap_collect_all(h, 0);

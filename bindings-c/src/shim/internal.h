@@ -259,6 +259,7 @@ PA_HIDDEN pa_heap_t* pa_heap_init_thread(void);
 PA_HIDDEN void  pa_heap_collect_delayed(pa_heap_t* h);
 PA_HIDDEN void  pa_atfork_install(void);
 PA_HIDDEN void  pa_heap_give_back(void);               /* the calling thread's empty spans, to their chunks */
+PA_HIDDEN void  pa_heap_give_back_kept(struct pa_heap_s* h);  /* owner: the empty spans free.c kept, but current ones */
 /* Set by a free into a span of an abandoned heap; the next thread that needs
  * a span (or trims) takes the freed memory back (pa_heap_reclaim_orphans). */
 extern PA_HIDDEN _Atomic int pa_orphan_frees;

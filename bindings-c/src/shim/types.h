@@ -214,6 +214,8 @@ typedef struct pa_heap_s {
   int                exit_collect;      /* abandoned by its thread's exit, not looked at since (heap.c) */
   int                left_in_parent;    /* in a forked child: owned by another thread of the parent
                                            (heap.c, "fork"): never owned here, frees into it ignored */
+  uint64_t           kept_empty;        /* owner only: empty spans free.c kept (PA_KEEP_EMPTY) since the last
+                                           pa_heap_give_back_kept, not counting current ones; a hint */
 } pa_heap_t;
 
 /* ------------------------------------------------------------------------- */
