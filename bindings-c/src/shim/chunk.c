@@ -260,7 +260,7 @@ static unsigned small_made;           /* chunks made at pa_opts.chunk_first (und
  * caller's (pa_heap), or the hint is not read. pa_chunk_lock held; dropped
  * and taken again around the give-back (its releases take it). */
 static int give_back_kept_first(pa_heap_t* heap, int* done) {
-  if (*done || heap == NULL || heap != pa_heap || heap->kept_empty < PA_GIVE_BACK_KEPT) return 0;
+  if (*done || heap != pa_heap || heap->kept_empty < PA_GIVE_BACK_KEPT) return 0;
   *done = 1;
   pthread_mutex_unlock(&pa_chunk_lock);
   pa_heap_give_back_kept(heap);

@@ -73,8 +73,8 @@ TEST(shim_mem_page_aligned_objects_cost_pages) { run_child(aligned_pages, "align
  * PA_KEEP_EMPTY), pages resident, slices taken, scattered over what the
  * objects used. Objects of several slices that come next must land on those
  * pages (chunk.c, give_back_kept_first), not on new ones. Before, the kept
- * spans cut the freed slices into runs too short for them: +15.7 MiB here,
- * and perf/native's phased peaked at 348 MiB against mimalloc's 322. */
+ * spans cut the freed slices into runs too short for them: +15.4 MiB here
+ * (what that did to perf/native's phased: bindings-c/README.md). */
 static void kept_spans_serve(void* arg) {
   (void)arg;
   enum { SMALL_BYTES = 24 << 20, MAXN = SMALL_BYTES / 16 };
