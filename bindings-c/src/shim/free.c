@@ -120,7 +120,7 @@ static PA_COLD void free_other(pa_chunk_t* c, void* p) {
       bad_pointer(p, "free");
     }
     if (obj != p) bad_pointer(p, "free");
-    pa_huge_release(c);
+    if (pa_huge_release(c)) pa_reclaim_free_dirty();
     return;
   }
   pa_span_t* s = pa_span_of(c, p);
@@ -129,7 +129,7 @@ static PA_COLD void free_other(pa_chunk_t* c, void* p) {
     if (at < PA_SLICE) s->scar |= (uint8_t)(1u << (at / PA_PAGE));   /* see span_new */
     s->heap = pa_heap;                       /* the last to touch it: see fork_ignores_free */
     s->obj = NULL;
-    pa_span_release(s);
+    if (pa_span_release(s)) pa_reclaim_free_dirty();
     return;
   }
   if (fork_ignores_free(s)) return;
@@ -463,8 +463,9 @@ static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_sp
 }
 
 /* A local free (of b) emptied the span, hit a full one, or took the count
- * of blocks out below zero. */
-PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b) {
+ * of blocks out below zero. 1: the span went back to its chunk and a
+ * reclaim pass is due (pa_span_release). */
+static int free_local_settle(pa_heap_t* h, pa_span_t* s, const void* b) {
   if ((s->used & ~PA_USED_FULL) > PA_SPAN_MAX_BLOCKS) local_list_double_free(s, b);   /* below zero */
   if (s->used & PA_USED_FULL) pa_span_unfull(h, s);
   /* Empty. A one-slice span stays while it is the class's current one or
@@ -475,14 +476,20 @@ PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const 
      kept, every thread would hold one per class it ever used, pages and all
      (CPython's test_asyncio.test_ssl: 26 threads, 8 classes of 18-229 KiB,
      75 MiB of empty spans at the peak). */
-  if (s->used != 0) return;
-  if (s->nslices == 1 && h->cur[s->cls] == s) return;
-  if (s->nslices == 1 && h->nqueued[s->cls] <= PA_KEEP_EMPTY) { h->kept_empty++; return; }   /* pa_span_alloc */
+  if (s->used != 0) return 0;
+  if (s->nslices == 1 && h->cur[s->cls] == s) return 0;
+  if (s->nslices == 1 && h->nqueued[s->cls] <= PA_KEEP_EMPTY) { h->kept_empty++; return 0; }   /* pa_span_alloc */
   pa_span_check_empty(s);
   pa_queue_remove(h, s);
   if (h->cur[s->cls] == s) pa_set_cur(h, s->cls, &pa_span_empty);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
-  pa_span_release(s);
+  return pa_span_release(s);
+}
+
+/* free's way out for the above: the pass runs here, with no lock of ours
+ * held (free's callers hold none). */
+PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const void* b) {
+  if (free_local_settle(h, s, b)) pa_reclaim_free_dirty();
 }
 
 /* A span with no block out: its local free list must hold each carved
@@ -498,7 +505,9 @@ PA_HIDDEN void pa_span_check_empty(pa_span_t* s) {
   if (n != carved) pa_free_list_corrupt(s->start);   /* a carved block is neither out nor free */
 }
 
-/* Blocks other threads freed into our full spans. */
+/* Blocks other threads freed into our full spans. A pass due from the
+ * releases is left to the next free: this runs under pa_heap_lock too
+ * (heap.c, the orphans' collect). */
 PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
   pa_block_t* b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
   while (b != NULL) {
@@ -509,7 +518,7 @@ PA_HIDDEN void pa_heap_collect_delayed(pa_heap_t* h) {
     s->free = b;
     --s->used;
     h->n_collected++;
-    pa_free_local_slow(h, s, b);
+    free_local_settle(h, s, b);
     b = next;
   }
 }

@@ -216,13 +216,13 @@ PA_HIDDEN void  pa_write_stats(int fd);
 
 /* chunk.c */
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t nslices, size_t align, uint8_t kind, struct pa_heap_s* heap);  /* under no lock; NULL + errno */
-PA_HIDDEN void  pa_span_release(pa_span_t* s);
+PA_HIDDEN int   pa_span_release(pa_span_t* s);                    /* 1: a reclaim pass is due (pa_reclaim_free_dirty) */
 PA_HIDDEN int   pa_span_grow(pa_span_t* s, size_t nslices);       /* large in place; 0 ok */
 PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh);
 PA_HIDDEN int   pa_huge_resize(pa_chunk_t* c, size_t n);           /* in place; 0 ok */
 PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n);            /* its pages into a fresh chunk; NULL: not moved */
 PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c);              /* chunk start to the object's page-rounded end */
-PA_HIDDEN void  pa_huge_release(pa_chunk_t* c);
+PA_HIDDEN int   pa_huge_release(pa_chunk_t* c);                   /* 1: a reclaim pass is due */
 PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);
 PA_HIDDEN void  pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* remote);
@@ -237,8 +237,9 @@ static inline int pa_chunk_recyclable(const pa_chunk_t* c) {
 /* reclaim.c: free memory of other kinds gives back up to `want` bytes of pages
    before memory of `kind` (PA_CHUNK_REGULAR or PA_CHUNK_HUGE) takes new ones; no lock held */
 PA_HIDDEN void  pa_reclaim_for(int kind, size_t want);
-/* reclaim.c: a span just took slices without pages; 1 when free slices hold more pages than their budget
-   and a pass is due (pa_chunk_lock held); the pass gives back the idle ones (no lock held) */
+/* reclaim.c: a span just took slices without pages, or memory was just freed; 1 when free slices hold more
+   pages than their budget (or free huge chunks may hold some) and a pass is due (pa_chunk_lock held); the
+   pass gives back the idle ones (no lock of ours held) */
 PA_HIDDEN int   pa_reclaim_over_budget(void);
 PA_HIDDEN void  pa_reclaim_free_dirty(void);
 /* reclaim.c: the process's CPU time in milliseconds, read again at most every 4 ms of pa_coarse_ms()
