@@ -284,13 +284,14 @@ PA_HIDDEN void pa_reclaim_for(int kind, size_t want) {
       if (got < want && huge_free_dirty() > in_use()) got += from_huge(want - got, 0);
     } else {
       got = from_huge(want, now);
-      size_t spare = huge_free_dirty(), reserve = in_use() / PA_HUGE_RESERVE_PART;
+      size_t used = in_use();              /* discards leave it alone: one walk serves both tests */
+      size_t spare = huge_free_dirty(), reserve = used / PA_HUGE_RESERVE_PART;
       if (got < want && spare > reserve) {
         size_t over = spare - reserve;
         got += from_huge(want - got < over ? want - got : over, 0);
       }
       if (got < want) got += from_slices(want - got, now);
-      if (got < want && (pa_slices_free_dirty << PA_SLICE_SHIFT) > in_use()) got += from_slices(want - got, 0);
+      if (got < want && (pa_slices_free_dirty << PA_SLICE_SHIFT) > used) got += from_slices(want - got, 0);
     }
     pthread_mutex_unlock(&pa_chunk_lock);
     pthread_mutex_unlock(&pa_reg_lock);

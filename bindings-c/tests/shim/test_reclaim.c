@@ -305,6 +305,15 @@ static long minor_faults(void) {
   return u.ru_minflt;
 }
 
+/* malloc(n) into *p and write every byte: the page faults that took. */
+static long faults_writing(char** p, size_t n, int fill) {
+  long f0 = minor_faults();
+  *p = malloc(n);
+  if (*p == NULL) return -1;
+  memset(*p, fill, n);
+  return minor_faults() - f0;
+}
+
 /* Huge objects replaced one by one (perf/native `big`: 64 KiB-4 MiB objects
  * replaced at random) keep the few MiB of free huge pages between a free and
  * the next malloc: a 4 MiB object that needs 1 MiB more than the free chunk
@@ -329,11 +338,9 @@ TEST(shim_reclaim_replaced_huge_objects_keep_the_reserve) {
   char* b = malloc(4 * MiB);                    /* one of them, and 1 MiB of new pages */
   CHECK(b != NULL, "malloc(4 MiB)");
   memset(b, 'b', 4 * MiB);
-  long f0 = minor_faults();
-  char* d = malloc(3 * MiB);                    /* the other one */
+  char* d;
+  long took = faults_writing(&d, 3 * MiB, 'd');   /* the other one */
   CHECK(d != NULL, "malloc(3 MiB)");
-  memset(d, 'd', 3 * MiB);
-  long took = minor_faults() - f0;
   NOTE("a 3 MiB object after a 4 MiB one took the other of two freed 3 MiB objects' chunks: %ld page faults", took);
   CHECK(took < 64, "a 3 MiB object took %ld page faults on a freed 3 MiB object's chunk: the 4 MiB object before it "
         "had taken that chunk's pages (3 MiB free, in use 52 MiB)", took);
@@ -353,11 +360,9 @@ TEST(shim_half_chunk_object_takes_freed_huge_pages) {
   CHECK(old != NULL, "malloc(5 MiB)");
   memset(old, 'o', 5 * MiB);
   free(old);
-  long f0 = minor_faults();
-  char* a = malloc(2 * MiB);
+  char* a;
+  long took = faults_writing(&a, 2 * MiB, 'a');
   CHECK(a != NULL, "malloc(2 MiB)");
-  memset(a, 'a', 2 * MiB);
-  long took = minor_faults() - f0;
   NOTE("a 2 MiB object written after a 5 MiB one was freed: %ld page faults", took);
   CHECK(took < 64, "a 2 MiB object took %ld page faults (new pages) while a freed 5 MiB object's chunk held "
         "touched pages", took);
