@@ -1,9 +1,9 @@
 /* bench.c — allocator workloads, run once per allocator under LD_PRELOAD.
- *   pinarena-bench churn|prodcons|larson|realloc                 (small objects: time)
+ *   pinarena-bench churn|prodcons|prodcons-1cpu|larson|realloc   (small objects: time)
  *   pinarena-bench big|huge|aligned|regrow|strgrow|calloc|phased|fork (what a program holds: memory)
  * Prints: workload seconds peak_kb, where peak_kb = VmHWM + HugetlbPages
  * (hugetlb memory is not in RSS; pinarena's chunks may live there).
- * PINARENA_BENCH_PERCENT=P (1..100, default 100): every workload that repeats one step (churn, prodcons,
+ * PINARENA_BENCH_PERCENT=P (1..100, default 100): every workload that repeats one step (churn, prodcons*,
  * larson, realloc, big, huge, strgrow, calloc, fork) makes P % of its repetitions, at least one; the ones
  * that build up to a size (aligned, regrow, phased) run whole. The quick bench's shorter rounds. */
 #define _GNU_SOURCE
@@ -19,14 +19,18 @@
 /* Each thread of a two-thread workload on its own CPU: left to the scheduler
  * on a 2-CPU machine, producer and consumer sometimes share one CPU and the
  * run takes 5-10x longer (bimodal timings). CPU k modulo the CPUs this
- * process may use; without affinity support the call just fails. */
+ * process may use, as main saw them before any thread was pinned: a thread
+ * inherits its creator's mask, so the consumer, created by the pinned
+ * producer, would otherwise see one CPU and stay beside it (it did, until
+ * this was read once at start). Without affinity support the call just fails. */
+static cpu_set_t process_cpus;
+static int process_cpus_known;
 static void pin_to(int k) {
-  cpu_set_t allowed, one;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
-  int n = CPU_COUNT(&allowed);
+  cpu_set_t one;
+  int n = process_cpus_known ? CPU_COUNT(&process_cpus) : 0;
   if (n < 2) return;
   for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
-    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (!CPU_ISSET(cpu, &process_cpus)) continue;
     if (seen++ == k % n) { CPU_ZERO(&one); CPU_SET(cpu, &one); pthread_setaffinity_np(pthread_self(), sizeof(one), &one); return; }
   }
 }
@@ -61,12 +65,17 @@ static void churn(void) {
   for (int k = 0; k < LIVE; k++) free(slot[k]);
 }
 
-/* 2. producer/consumer: one thread allocates 10 M objects of 16..256 B, the other frees them */
+/* 2. producer/consumer: one thread allocates 10 M objects of 16..256 B, the other frees them.
+ *    prodcons: each on its own CPU (every free a remote one, racing the producer's collects);
+ *    prodcons-1cpu: both on one CPU, taking turns a ring at a time (what a busy machine makes of it:
+ *    each turn the producer takes back 8192 blocks freed while it waited). Until the affinity fix
+ *    above, `prodcons` ran as prodcons-1cpu does now. */
 #define RING 8192
 static _Atomic(void*) ring[RING];
+static int consumer_cpu;
 static void* consumer(void* a) {
   long n = (long)(intptr_t)a;
-  pin_to(1);
+  pin_to(consumer_cpu);
   for (long i = 0; i < n; i++) {
     void* p;
     for (int spin = 0; (p = atomic_exchange_explicit(&ring[i % RING], NULL, memory_order_acquire)) == NULL;)
@@ -75,9 +84,10 @@ static void* consumer(void* a) {
   }
   return NULL;
 }
-static void prodcons(void) {
+static void prodcons(int one_cpu) {
   const long n = reps(10000000);
   pthread_t t;
+  consumer_cpu = one_cpu ? 0 : 1;
   pin_to(0);
   pthread_create(&t, NULL, consumer, (void*)(intptr_t)n);
   uint64_t s = 1234567;
@@ -276,6 +286,7 @@ static void fork_heap(void) {
 
 int main(int argc, char** argv) {
   const char* w = argc > 1 ? argv[1] : "churn";
+  process_cpus_known = sched_getaffinity(0, sizeof(process_cpus), &process_cpus) == 0;
   if (argc > 2) churn_ops = atol(argv[2]);
   const char* share = getenv("PINARENA_BENCH_PERCENT");
   if (share != NULL) {
@@ -284,7 +295,8 @@ int main(int argc, char** argv) {
   }
   double t0 = now();
   if (!strcmp(w, "churn")) churn();
-  else if (!strcmp(w, "prodcons")) prodcons();
+  else if (!strcmp(w, "prodcons")) prodcons(0);
+  else if (!strcmp(w, "prodcons-1cpu")) prodcons(1);
   else if (!strcmp(w, "larson")) larson();
   else if (!strcmp(w, "realloc")) realloc_growth();
   else if (!strcmp(w, "big")) big();

@@ -9,7 +9,7 @@
 # and appended to the file CUTS names, if set: "malloc,WORKLOAD,N of REPS rounds".
 set -euo pipefail
 # time workloads (small objects), then memory workloads (objects of 64 KiB to 1 GiB); WORKLOADS narrows the list
-WORKLOADS=${WORKLOADS:-churn prodcons larson realloc big huge aligned regrow strgrow calloc phased fork}
+WORKLOADS=${WORKLOADS:-churn prodcons prodcons-1cpu larson realloc big huge aligned regrow strgrow calloc phased fork}
 BENCH=$1 SO=$2 REPS=$3 OUT=$4
 L=/usr/lib/x86_64-linux-gnu
 declare -A PRE=([glibc]="" [jemalloc]=$L/libjemalloc.so.2 [mimalloc]=$L/libmimalloc.so.2

@@ -3,7 +3,7 @@
 # with time, peak memory (VmHWM + HugetlbPages) and ratios against glibc and mimalloc.
 set -euo pipefail
 # time workloads (small objects), then memory workloads (objects of 64 KiB to 1 GiB); WORKLOADS narrows the list
-WORKLOADS=${WORKLOADS:-churn prodcons larson realloc big huge aligned regrow strgrow calloc phased fork}
+WORKLOADS=${WORKLOADS:-churn prodcons prodcons-1cpu larson realloc big huge aligned regrow strgrow calloc phased fork}
 BENCH=$1 SO=$2
 L=/usr/lib/x86_64-linux-gnu
 declare -A PRE=([glibc]="" [jemalloc]=$L/libjemalloc.so.2 [mimalloc]=$L/libmimalloc.so.2 [tcmalloc]=$L/libtcmalloc_minimal.so.4 [pinarena]=$SO)

@@ -35,7 +35,8 @@ public final class MallocSection implements ReportSection
             md.append("Not measured in this run.\n\n");
             return;
         }
-        md.append("`perf/native` workloads (small-object churn, producer/consumer across threads, a larson-like ")
+        md.append("`perf/native` workloads (small-object churn, producer/consumer across threads on two CPUs ")
+            .append("(prodcons) and taking turns on one (prodcons-1cpu), a larson-like ")
             .append("server, realloc growth; then what a program holds: 64 KiB-4 MiB objects churned (big), objects ")
             .append("of 5 MiB-1 GiB partly written (huge), page-aligned objects (aligned), a vector grown to 1 GiB ")
             .append("(regrow), a string grown in small steps (strgrow), sparse zeroed arrays (calloc), a heap built ")
