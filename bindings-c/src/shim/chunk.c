@@ -581,7 +581,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   int relock = pa_prog_unlock_for_move(obj, len);
   if (pa_os_move_pages(obj, len, d->huge_obj) != 0) {
     if (relock) pa_prog_relock(obj, len);
-    pa_huge_release(d);
+    (void)pa_huge_release(d);                /* an error path: no reclaim pass from here */
     return NULL;
   }
   pa_prog_moved(obj, d->huge_obj, len);   /* what the program set on the pages went with them */

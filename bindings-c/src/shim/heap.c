@@ -94,7 +94,9 @@ static void release_if_empty(pa_heap_t* h, pa_span_t* s) {
   if (h->cur[s->cls] == s) pa_set_cur(h, s->cls, &pa_span_empty);
   pa_span_check_empty(s);
   atomic_store_explicit(&s->thread_free, 0, memory_order_relaxed);
-  pa_span_release(s);
+  /* a pass due is left to the next free: callers may hold pa_heap_lock
+     (the orphans' collect), and a pass takes the loader's lock */
+  (void)pa_span_release(s);
 }
 
 /* Give back what is free now; keep the rest with the heap. With `warm`
