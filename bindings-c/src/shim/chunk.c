@@ -33,7 +33,6 @@
 
 PA_HIDDEN pthread_mutex_t pa_chunk_lock = PTHREAD_MUTEX_INITIALIZER;
 PA_HIDDEN pa_chunk_t* pa_chunks;
-PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks, by next_free */
 PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk, by next */
 PA_HIDDEN _Atomic(uint8_t)* pa_table;
 PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
@@ -424,26 +423,6 @@ static pa_chunk_t* huge_new(unsigned sh) {
   return NULL;
 }
 
-/* The free huge chunk that serves `need` bytes touching the fewest new
- * pages (the most already-dirty memory reused), smallest capacity first
- * among equals. pa_chunk_lock held. */
-static pa_chunk_t* huge_take_free(size_t need) {
-  pa_chunk_t **best = NULL;
-  size_t best_new = SIZE_MAX, best_cap = SIZE_MAX;
-  for (pa_chunk_t** pp = &pa_huge_chunks; *pp != NULL; pp = &(*pp)->next_free) {
-    pa_chunk_t* f = *pp;
-    size_t cap = (size_t)1 << f->shift;
-    if (cap < need) continue;
-    size_t fresh = need > f->huge_dirty ? need - f->huge_dirty : 0;
-    if (fresh < best_new || (fresh == best_new && cap < best_cap)) { best = pp; best_new = fresh; best_cap = cap; }
-  }
-  if (best == NULL) return NULL;
-  pa_chunk_t* c = *best;
-  *best = c->next_free;
-  c->next_free = NULL;
-  return c;
-}
-
 PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c) {
   uintptr_t obj = (uintptr_t)c->huge_obj;
   return PAGE_ROUND((size_t)(obj - (uintptr_t)c) + (c->huge_req ? c->huge_req : 1));
@@ -494,13 +473,22 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
   pa_chunk_t* c = NULL;
   if (!fresh) {
     pthread_mutex_lock(&pa_chunk_lock);
-    c = huge_take_free(need);
+    c = pa_huge_free_take(need);
     if (c != NULL) huge_publish(c, size, align);
     pthread_mutex_unlock(&pa_chunk_lock);
   }
   if (c == NULL) {
+    pthread_mutex_lock(&pa_chunk_lock);
+    int room = pa_huge_free_reserve();   /* its entry for when it is free: a release cannot fail */
+    pthread_mutex_unlock(&pa_chunk_lock);
+    if (room != 0) return NULL;
     c = huge_new(sh);
-    if (c == NULL) return NULL;
+    if (c == NULL) {
+      pthread_mutex_lock(&pa_chunk_lock);
+      pa_huge_free_unreserve();
+      pthread_mutex_unlock(&pa_chunk_lock);
+      return NULL;
+    }
     pthread_mutex_lock(&pa_chunk_lock);
     c->next = pa_huge_all;
     pa_huge_all = c;
@@ -590,6 +578,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   pthread_mutex_lock(&pa_chunk_lock);
   for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
     if (*pp == c) { *pp = c->next; break; }
+  pa_huge_free_unreserve();                /* retired: never free again */
   pthread_mutex_unlock(&pa_chunk_lock);
   table_set(c, cap, 0, 0);
   c->huge_obj = NULL;
@@ -605,8 +594,7 @@ PA_HIDDEN int pa_huge_release(pa_chunk_t* c) {
   c->huge_freed_ms = pa_busy_ms();
   c->huge_heap = pa_heap;              /* the last to touch it: see free.c, fork_ignores_free */
   c->huge_obj = NULL;
-  c->next_free = pa_huge_chunks;
-  pa_huge_chunks = c;
+  pa_huge_free_push(c);
   int due = pa_reclaim_over_budget();  /* as pa_span_release */
   pthread_mutex_unlock(&pa_chunk_lock);
   return due;
@@ -628,14 +616,15 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
     }
     else pp = &c->next;
   }
-  for (pa_chunk_t* f = pa_huge_chunks, *nf; f != NULL; f = nf) {
-    nf = f->next_free;
+  for (size_t i = 0; i < pa_huge_free_n; i++) {
+    pa_chunk_t* f = pa_huge_free[i].chunk;
     for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)
       if (*pp == f) { *pp = f->next; break; }
+    pa_huge_free_unreserve();
     f->next_free = victims;
     victims = f;
   }
-  pa_huge_chunks = NULL;
+  pa_huge_free_n = 0;
   pa_chunk_t* retired = huge_retired;
   huge_retired = NULL;
   pthread_mutex_unlock(&pa_chunk_lock);

@@ -55,7 +55,16 @@ extern PA_HIDDEN pthread_mutex_t pa_reg_lock;
 extern PA_HIDDEN pa_chunk_t* pa_chunks;        /* regular chunks */
 extern PA_HIDDEN size_t pa_slices_used;        /* slices in spans, every regular chunk (pa_chunk_lock) */
 extern PA_HIDDEN size_t pa_slices_free_dirty;  /* free slices that may hold resident pages (pa_chunk_lock) */
-extern PA_HIDDEN pa_chunk_t* pa_huge_chunks;   /* free huge chunks (next_free) */
+/* A free huge chunk and what choosing it reads (huge_free.c). dirty: the
+ * chunk's huge_dirty, kept equal to it while the chunk is free. */
+typedef struct { pa_chunk_t* chunk; size_t cap; size_t dirty; } pa_huge_free_t;
+extern PA_HIDDEN pa_huge_free_t* pa_huge_free; /* the free huge chunks, oldest first (pa_chunk_lock) */
+extern PA_HIDDEN size_t pa_huge_free_n;
+PA_HIDDEN int  pa_huge_free_reserve(void);      /* room for one more huge chunk's entry; -1: ENOMEM */
+PA_HIDDEN void pa_huge_free_unreserve(void);    /* a huge chunk went, or was never made */
+PA_HIDDEN void pa_huge_free_push(pa_chunk_t* c);
+PA_HIDDEN pa_chunk_t* pa_huge_free_remove(size_t i);
+PA_HIDDEN pa_chunk_t* pa_huge_free_take(size_t need);   /* best fit, taken off; NULL: none fits */
 extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
 extern PA_HIDDEN int pa_forked_child;        /* this process is a forked child (heap.c, "fork") */

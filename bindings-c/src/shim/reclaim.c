@@ -131,13 +131,16 @@ PA_HIDDEN uint32_t pa_busy_ms(void) {
  * PA_IDLE_MS. Both locks held. */
 static size_t from_huge(size_t want, uint32_t now) {
   size_t got = 0;
-  for (pa_chunk_t* c = pa_huge_chunks; c != NULL && got < want; c = c->next_free) {
-    if (!pa_chunk_recyclable(c) || c->huge_dirty <= PA_HUGE_HDR) continue;
+  for (size_t i = pa_huge_free_n; i-- > 0 && got < want;) {   /* the last freed first, as the list did */
+    pa_huge_free_t* f = &pa_huge_free[i];
+    pa_chunk_t* c = f->chunk;
+    if (f->dirty <= PA_HUGE_HDR || !pa_chunk_recyclable(c)) continue;
     if (now != 0 && (uint32_t)(now - c->huge_freed_ms) < PA_IDLE_MS) continue;
     size_t len = c->huge_dirty - PA_HUGE_HDR, rest = want - got;
     if (len > rest) len = (rest + PA_PAGE - 1) & ~(size_t)(PA_PAGE - 1);   /* still <= len: pages */
     if (pa_os_discard((char*)c + c->huge_dirty - len, len) != 0) continue;
     c->huge_dirty -= len;                 /* untouched above again: calloc zeroes nothing there */
+    f->dirty = c->huge_dirty;
     got += len;
   }
   return got;
@@ -201,7 +204,7 @@ static size_t free_budget(void) {
 PA_HIDDEN int pa_reclaim_over_budget(void) {
   if (pa_opts.reclaim == 0) return 0;
   if (kept > pa_slices_free_dirty) kept = pa_slices_free_dirty;
-  if (pa_slices_free_dirty <= kept + free_budget() && pa_huge_chunks == NULL) return 0;
+  if (pa_slices_free_dirty <= kept + free_budget() && pa_huge_free_n == 0) return 0;
   uint64_t now = pa_coarse_ms();
   if (now < next_pass) return 0;
   next_pass = now + PA_IDLE_MS / 4;
@@ -233,8 +236,8 @@ PA_HIDDEN void pa_reclaim_free_dirty(void) {
 /* Free huge chunks' pages in bytes, the recyclable ones. Both locks held. */
 static size_t huge_free_dirty(void) {
   size_t n = 0;
-  for (pa_chunk_t* c = pa_huge_chunks; c != NULL; c = c->next_free)
-    if (pa_chunk_recyclable(c) && c->huge_dirty > PA_HUGE_HDR) n += c->huge_dirty - PA_HUGE_HDR;
+  for (size_t i = 0; i < pa_huge_free_n; i++)
+    if (pa_huge_free[i].dirty > PA_HUGE_HDR && pa_chunk_recyclable(pa_huge_free[i].chunk)) n += pa_huge_free[i].dirty - PA_HUGE_HDR;
   return n;
 }
 

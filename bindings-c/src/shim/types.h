@@ -173,7 +173,7 @@ typedef struct pa_chunk_s {
                                   (keys handed out stay valid while a huge object's registration widens) */
   pa_regrec_t        recs[PA_CHUNK_RECS]; /* a new record never rewrites a published one */
   struct pa_chunk_s* next;     /* all chunks (regular list or huge list) */
-  struct pa_chunk_s* next_free;/* huge: free list */
+  struct pa_chunk_s* next_free;/* trim: the chunks it releases (free huge chunks: huge_free.c) */
   struct pa_chunk_s* next_pending; /* registration deferred */
   void*              huge_obj; /* HUGE: pointer handed out, NULL when free */
   struct pa_heap_s*  huge_heap;/* HUGE: the heap of the thread that took or freed it last (a forked child ignores
