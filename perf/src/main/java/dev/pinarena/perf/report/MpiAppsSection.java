@@ -79,6 +79,14 @@ public final class MpiAppsSection implements ReportSection
                     .append(" | 0 | not measured under both (or 0: hpcc's section clock has 1 s steps) |\n");
                 continue;
             }
+            if (glibc.median() == 0 || shim.median() == 0)
+            {
+                /* a section that took under a second in most rounds: its median is 0 s, and a ratio of it
+                   (0, infinite or 0/0) would say nothing */
+                md.append(String.format(Locale.ROOT, "– | %.2f–%.2f | %s | %d | a median is 0 (hpcc's section " +
+                    "clock has 1 s steps) |%n", pairs.min(), pairs.max(), factors, pairs.count()));
+                continue;
+            }
             final double ratio = m.higherBetter() ? glibc.median() / shim.median() : shim.median() / glibc.median();
             md.append(String.format(Locale.ROOT, "**%.2f** | %.2f–%.2f | %s | %d | %s |%n", ratio, pairs.min(),
                 pairs.max(), factors, pairs.count(), verdict(pairs)));

@@ -90,6 +90,25 @@ class MpiAppsSectionTest
     }
 
     @Test
+    void aZeroMedianGivesNoRatio(@TempDir final Path dir) throws Exception
+    {
+        final Path host = dir.resolve("host.csv");
+        Files.write(host, List.of(HEADER,
+            "host,hpcc,SingleDGEMM,SingleDGEMM_wall,s,lower,1,glibc,0",
+            "host,hpcc,SingleDGEMM,SingleDGEMM_wall,s,lower,1,pinarena,0",
+            "host,hpcc,SingleDGEMM,SingleDGEMM_wall,s,lower,2,glibc,1",
+            "host,hpcc,SingleDGEMM,SingleDGEMM_wall,s,lower,2,pinarena,1",
+            "host,hpcc,SingleDGEMM,SingleDGEMM_wall,s,lower,3,glibc,0",
+            "host,hpcc,SingleDGEMM,SingleDGEMM_wall,s,lower,3,pinarena,0"));
+        final StringBuilder md = new StringBuilder();
+        new MpiAppsSection(MpiAppRuns.read(List.of(host))).write(md, dir);
+        final String text = md.toString();
+        assertTrue(text.contains("| host | hpcc | SingleDGEMM | SingleDGEMM_wall (s) | 0 | – | 0 | – | 1.00–1.00 | – | – | " +
+            "1 | a median is 0 (hpcc's section clock has 1 s steps) |"), text);
+        assertTrue(!text.contains("NaN"), text);
+    }
+
+    @Test
     void verdictOnlyFromThreeRounds()
     {
         assertEquals("too few rounds to tell", MpiAppsSection.verdict(new Samples(1.5, 1.6)));
