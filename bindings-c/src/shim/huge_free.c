@@ -48,7 +48,7 @@ PA_HIDDEN void pa_huge_free_push(pa_chunk_t* c) {
 /* Entry i leaves the array. The rest keep their order, the order they were
  * freed in: among equal choices the last freed wins (its pages are the
  * likeliest still cached), as it did when this was a list. */
-PA_HIDDEN pa_chunk_t* pa_huge_free_remove(size_t i) {
+static pa_chunk_t* take_at(size_t i) {
   pa_chunk_t* c = pa_huge_free[i].chunk;
   memmove(&pa_huge_free[i], &pa_huge_free[i + 1], (--pa_huge_free_n - i) * sizeof(pa_huge_free_t));
   return c;
@@ -65,5 +65,5 @@ PA_HIDDEN pa_chunk_t* pa_huge_free_take(size_t need) {
     size_t fresh = need > f->dirty ? need - f->dirty : 0;
     if (fresh < best_new || (fresh == best_new && f->cap < best_cap)) { best = i; best_new = fresh; best_cap = f->cap; }
   }
-  return best == SIZE_MAX ? NULL : pa_huge_free_remove(best);
+  return best == SIZE_MAX ? NULL : take_at(best);
 }

@@ -63,7 +63,6 @@ extern PA_HIDDEN size_t pa_huge_free_n;
 PA_HIDDEN int  pa_huge_free_reserve(void);      /* room for one more huge chunk's entry; -1: ENOMEM */
 PA_HIDDEN void pa_huge_free_unreserve(void);    /* a huge chunk went, or was never made */
 PA_HIDDEN void pa_huge_free_push(pa_chunk_t* c);
-PA_HIDDEN pa_chunk_t* pa_huge_free_remove(size_t i);
 PA_HIDDEN pa_chunk_t* pa_huge_free_take(size_t need);   /* best fit, taken off; NULL: none fits */
 extern PA_HIDDEN pa_chunk_t* pa_huge_all;      /* every huge chunk (next) */
 extern PA_HIDDEN pa_heap_t* pa_heaps;        /* every heap ever made */
