@@ -7,7 +7,11 @@
  * into it, then allocate.
  * With "verbs": open the first RDMA device, allocate a PD, adopt it with
  * pinarena_set_pd and check that the keys of a malloc'ed buffer belong to it
- * (an ibv_post_send-free check: the lkey must differ from none). */
+ * (an ibv_post_send-free check: the lkey must differ from none).
+ * With "trim-retry" (at most 256 MiB): then free the blocks that were
+ * registered, pinarena_trim() (their chunks go, and their pins with them),
+ * and look the unregistered ones up again: "after_trim_registered=N" (a chunk
+ * the pin cap refused registers once there is room). */
 #include "pinarena.h"
 
 #include <dlfcn.h>
@@ -54,6 +58,9 @@ int main(int argc, char** argv) {
     if (write(2, "probe data\n", 11) != 11) return 7;
   }
   int reg = 0, unreg = 0;
+  enum { KEPT = 256 };
+  char* block[KEPT];
+  int refused[KEPT];
   for (size_t i = 0; i < mib; i++) {
     char* p = malloc(1 << 20);
     memset(p, (int)i, 1 << 20);
@@ -61,8 +68,21 @@ int main(int argc, char** argv) {
     int rc = lookup(p, 1 << 20, &r);
     if (rc == 0) reg++; else if (rc == -ENODATA) unreg++;
     else { printf("lookup %p: %d\n", (void*)p, rc); return 3; }
+    if (i < KEPT) { block[i] = p; refused[i] = rc != 0; }
   }
   printf("probe: registered_blocks=%d unregistered_blocks=%d\n", reg, unreg);
+  if (argc > 2 && strcmp(argv[2], "trim-retry") == 0) {
+    size_t (*trim)(void) = (size_t (*)(void))dlsym(RTLD_DEFAULT, "pinarena_trim");
+    size_t n = mib < KEPT ? mib : KEPT;
+    for (size_t i = 0; i < n; i++) if (!refused[i]) free(block[i]);
+    size_t trimmed = trim();
+    int now = 0;
+    for (size_t i = 0; i < n; i++) {
+      pinarena_region_t r;
+      if (refused[i] && lookup(block[i], 1 << 20, &r) == 0) now++;
+    }
+    printf("probe: trimmed=%zu after_trim_registered=%d\n", trimmed, now);
+  }
   fflush(stdout);
   wstats(1);
   return 0;

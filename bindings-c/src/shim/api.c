@@ -22,9 +22,11 @@ PA_EXPORT int pinarena_lookup(const void* p, size_t len, pinarena_region_t* out)
   if (len > limit - off) return -ERANGE;
   /* acquire: pairs with the release store that published the record */
   pa_regrec_t* r = atomic_load_explicit(&c->reg, memory_order_acquire);
-  if ((r == NULL || r->len < off + len) && !c->unregistered) {
+  /* not registered: the first lookup (lazy), past a huge object's record, or
+     refused before by a cause that may have passed since (register.c) */
+  if ((r == NULL || r->len < off + len) && (!c->unregistered || pa_register_retry_may_help(c))) {
     pa_ensure_init();
-    pa_register_cover(c, off + len);     /* first lookup (lazy), or past a huge object's record */
+    pa_register_cover(c, off + len);
     r = atomic_load_explicit(&c->reg, memory_order_acquire);
   }
   out->base = c;

@@ -235,11 +235,11 @@ PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);
 PA_HIDDEN void  pa_small_counts(uint64_t* mallocs, uint64_t* frees, uint64_t* remote);
 
-/* No registration of the shim's covers c, none is pending or was refused:
- * its free pages may go back to the OS (reclaim.c). pa_reg_lock held. */
+/* No registration of the shim's covers c, none is pending or was ever
+ * refused: its free pages may go back to the OS (reclaim.c). pa_reg_lock held. */
 static inline int pa_chunk_recyclable(const pa_chunk_t* c) {
   return atomic_load_explicit(&((pa_chunk_t*)c)->reg, memory_order_relaxed) == NULL && c->nrecs == 0 &&
-         !c->pending && !c->unregistered;
+         !c->pending && !c->unregistered && !c->refused;
 }
 
 /* reclaim.c: free memory of other kinds gives back up to `want` bytes of pages
@@ -319,6 +319,20 @@ PA_HIDDEN void* pa_realloc_moving(void* p, size_t n); /* glibc.c: realloc valida
 PA_HIDDEN void  pa_register_chunk(pa_chunk_t* c);           /* eager mode: when mapped (or handed out: huge) */
 PA_HIDDEN int   pa_register_cover(pa_chunk_t* c, size_t len); /* registered over [c, c + len) now; 0 or -errno */
 PA_HIDDEN size_t pa_register_len(const pa_chunk_t* c);      /* what a registration of c covers */
+/* A refused chunk whose refusal may pass (a page the program made read-only, the pin budget) is tried
+   again once the epoch moved: the program made shim memory writable or had its attributes reset, or pinned
+   memory was released (register.c, "refusals that may pass"). */
+extern PA_HIDDEN _Atomic uint32_t pa_reg_retry_epoch;
+static inline void pa_register_retry_later(void) {
+  atomic_fetch_add_explicit(&pa_reg_retry_epoch, 1, memory_order_release);
+}
+/* c was refused, and something that may lift the refusal happened since: worth a lookup's try. No lock. */
+static inline int pa_register_retry_may_help(const pa_chunk_t* c) {
+  pa_chunk_t* m = (pa_chunk_t*)c;
+  return atomic_load_explicit(&m->retry, memory_order_relaxed) &&
+         atomic_load_explicit(&m->retry_epoch, memory_order_relaxed) !=
+         atomic_load_explicit(&pa_reg_retry_epoch, memory_order_acquire);
+}
 PA_HIDDEN void  pa_register_ready(void);              /* constructors ran: register what is pending */
 PA_HIDDEN void  pa_register_release(pa_chunk_t* c);      /* deregister before unmapping (trim) */
 PA_HIDDEN void  pa_register_atfork_prepare(void);     /* locks held: unpin io_uring chunks */

@@ -128,6 +128,7 @@ PA_HIDDEN void pa_prog_reset_slow(void* addr, size_t len) {
   if (!take_marks(a, e)) return;
   int saved = errno;
   syscall(SYS_mprotect, addr, e - a, RW);
+  pa_register_retry_later();               /* writable again (register.c, "refusals that may pass") */
   syscall(SYS_madvise, addr, e - a, MADV_DOFORK);
   syscall(SYS_madvise, addr, e - a, MADV_KEEPONFORK);
   syscall(SYS_madvise, addr, e - a, MADV_DODUMP);
@@ -338,14 +339,26 @@ static void note(const void* addr, size_t len, int lock) {
   mark(a, e);
 }
 
+/* Shim memory made writable again: chunks refused for a read-only page may
+ * register now (register.c, "refusals that may pass"). */
+static void writable_again(const void* addr, size_t len, int prot, int r) {
+  if (r != 0 || !(prot & PROT_WRITE)) return;
+  uintptr_t a = (uintptr_t)addr & ~(PA_PAGE - 1);
+  if (holds_ours(a, range_end(addr, len + ((uintptr_t)addr - a)))) pa_register_retry_later();
+}
+
 PUBLIC int mprotect(void* addr, size_t len, int prot) {
   if (prot != RW) note(addr, len, 0);
-  return (int)syscall(SYS_mprotect, addr, len, prot);
+  int r = (int)syscall(SYS_mprotect, addr, len, prot);
+  writable_again(addr, len, prot, r);
+  return r;
 }
 
 PUBLIC int pkey_mprotect(void* addr, size_t len, int prot, int pkey) {
   note(addr, len, 0);
-  return (int)syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
+  int r = (int)syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
+  writable_again(addr, len, prot, r);
+  return r;
 }
 
 PUBLIC int mlock(const void* addr, size_t len) {

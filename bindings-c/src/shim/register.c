@@ -54,6 +54,7 @@ static int ring_ok;
  * it (the kernel unpins), and the registrar reports "io_uring(lost)". */
 static struct { dev_t dev; ino_t ino; } ring_id;
 static int ring_lost;
+static void record_lost(pa_chunk_t* c, size_t len);
 
 /* verbs, resolved with dlsym */
 static void* ibv_lib;
@@ -187,13 +188,10 @@ static void withdraw_uring_records(pa_chunk_t* head) {
   for (pa_chunk_t* c = head; c != NULL; c = c->next) {
     pa_regrec_t* r = atomic_load(&c->reg);
     if (r == NULL || r->backend != PA_REG_URING) continue;
-    atomic_store_explicit(&c->reg, NULL, memory_order_release);
-    c->unregistered = 1;
+    record_lost(c, r->len);
     pinned -= r->len;
     atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
     atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
-    atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
-    atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
   }
 }
 
@@ -264,10 +262,35 @@ PA_HIDDEN size_t pa_register_len(const pa_chunk_t* c) {
   return len < cap ? len : cap;
 }
 
-static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why) {
-  c->unregistered = 1;
-  atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
-  atomic_fetch_add(&pa_gstats.unreg_bytes, len);
+/* Refusals that may pass. A pin fails with EFAULT over a page the program
+ * made read-only (verbs and io_uring pin for writing, and the shim does not
+ * lift the program's protection: another thread's write would then succeed
+ * where the program expects a fault), with ENOMEM or EAGAIN past
+ * RLIMIT_MEMLOCK; PINARENA_MAX_PINNED refuses past its cap. Such a chunk is
+ * not refused for good: a later lookup tries it again once something
+ * happened that may lift the cause (pa_reg_retry_epoch moved: the program
+ * made shim memory writable, memory went back to the shim and had the
+ * program's attributes reset, or pinned memory was released): one try per
+ * such change, so a lookup of a chunk still refused costs no pin, and a
+ * program that flips protections between its lookups pays at most one
+ * failed pin per refused chunk per flip. Other refusals (registrar none, a
+ * ring or device gone) stay. */
+PA_HIDDEN _Atomic uint32_t pa_reg_retry_epoch = 1;
+
+static int may_pass(int err) { return err == EFAULT || err == ENOMEM || err == EAGAIN; }
+
+/* c refused over len bytes for `why` (err: the backend's errno, 0 if none);
+ * epoch: pa_reg_retry_epoch as read before the attempt, so a change made
+ * during it still counts as news. */
+static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why, int err, uint32_t epoch) {
+  if (!c->unregistered) {
+    c->unregistered = 1;
+    c->refused_len = len;
+    atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+    atomic_fetch_add(&pa_gstats.unreg_bytes, len);
+  }
+  atomic_store_explicit(&c->retry_epoch, epoch, memory_order_relaxed);
+  atomic_store_explicit(&c->retry, (uint8_t)may_pass(err), memory_order_relaxed);
   if (kind != PA_REG_NONE && !warned_unreg) {
     warned_unreg = 1;
     pa_notice("could not register a chunk (", why,
@@ -275,6 +298,28 @@ static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why) {
   }
 }
 
+/* A refused chunk registered after all. It stays `refused`: pages a stack
+ * may have registered itself while the shim had no key for them never go
+ * back to the OS but through trim. */
+static void registered_after_refusal(pa_chunk_t* c) {
+  c->unregistered = 0;
+  c->refused = 1;
+  atomic_store_explicit(&c->retry, 0, memory_order_relaxed);
+  atomic_fetch_sub(&pa_gstats.unreg_chunks, 1);
+  atomic_fetch_sub(&pa_gstats.unreg_bytes, c->refused_len);
+}
+
+/* c's live record r is gone (its ring was lost, or its pin failed after
+ * fork): counted as unregistered from here on. */
+static void record_lost(pa_chunk_t* c, size_t len) {
+  atomic_store_explicit(&c->reg, NULL, memory_order_release);   /* no key for what is not pinned */
+  c->unregistered = 1;
+  c->refused_len = len;
+  atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
+  atomic_fetch_add(&pa_gstats.unreg_bytes, len);
+}
+
+/* 0, or -errno with *why set (-ENODEV: no registrar to ask). */
 static int backend_register(int k, pa_chunk_t* c, size_t len, pa_regrec_t* r, const char** why) {
   memset(r, 0, sizeof(*r));
   r->base = (uintptr_t)c;
@@ -286,24 +331,29 @@ static int backend_register(int k, pa_chunk_t* c, size_t len, pa_regrec_t* r, co
     pa_os_prefer_huge(c, len);
   if (k == PA_REG_VERBS) {
     struct ibv_mr* mr = p_reg_mr(pd, c, len, pa_register_heap_remote() ? VERBS_ACCESS_REMOTE : VERBS_ACCESS_LOCAL);
-    if (mr == NULL) { *why = "ibv_reg_mr failed"; return -1; }
+    if (mr == NULL) { int err = errno; *why = "ibv_reg_mr failed"; return err > 0 ? -err : -EIO; }
     r->mr = mr; r->lkey = mr->lkey; r->rkey = mr->rkey;
     return 0;
   }
   if (k == PA_REG_URING) {
     ring_check();
-    if (!ring_ok) { *why = "io_uring ring descriptor closed by the program"; return -1; }
+    if (!ring_ok) { *why = "io_uring ring descriptor closed by the program"; return -EBADF; }
     int rc = pa_uring_register(&ring, c, len, &r->ureg);
-    if (rc != 0) { *why = rc == -ENOMEM ? "io_uring: RLIMIT_MEMLOCK" : "io_uring_register failed"; return -1; }
+    if (rc != 0) {
+      *why = rc == -ENOMEM ? "io_uring: RLIMIT_MEMLOCK" : rc == -EFAULT ? "io_uring: a page is not writable"
+           : "io_uring_register failed";
+      return rc;
+    }
     r->lkey = r->rkey = r->ureg.first;           /* fixed-buffer index */
     return 0;
   }
   if (k == PA_REG_MLOCK) {
-    if (pa_mlock_register(c, len) != 0) { *why = "mlock: RLIMIT_MEMLOCK"; return -1; }
+    int rc = pa_mlock_register(c, len);
+    if (rc != 0) { *why = "mlock: RLIMIT_MEMLOCK"; return rc; }
     return 0;
   }
   *why = "registrar none";
-  return -1;
+  return -ENODEV;
 }
 
 static void backend_release(pa_regrec_t* r) {
@@ -314,7 +364,12 @@ static void backend_release(pa_regrec_t* r) {
 
 static void account(pa_regrec_t* r, int sign) {
   if (sign > 0) { pinned += r->len; atomic_fetch_add(&pa_gstats.reg_chunks, 1); atomic_fetch_add(&pa_gstats.reg_bytes, r->len); }
-  else { pinned -= r->len; atomic_fetch_sub(&pa_gstats.reg_chunks, 1); atomic_fetch_sub(&pa_gstats.reg_bytes, r->len); }
+  else {
+    pinned -= r->len;
+    atomic_fetch_sub(&pa_gstats.reg_chunks, 1);
+    atomic_fetch_sub(&pa_gstats.reg_bytes, r->len);
+    pa_register_retry_later();         /* room under the budget: chunks refused for it may fit now */
+  }
 }
 
 /* A free record slot of c: the next unused one, else (every slot made) the
@@ -341,21 +396,24 @@ static int reg_one(pa_chunk_t* c, size_t len) {
   if (kind < 0) choose();                     /* may allocate: nested chunks go pending */
   pa_regrec_t* old = atomic_load_explicit(&c->reg, memory_order_relaxed);
   if (old != NULL && old->len >= len) { errno = saved; return 0; }
-  if (c->unregistered) { errno = saved; return -ENODATA; }
+  if (c->unregistered && !pa_register_retry_may_help(c)) { errno = saved; return -ENODATA; }
+  uint32_t epoch = atomic_load_explicit(&pa_reg_retry_epoch, memory_order_acquire);
   const char* why = "";
-  if (kind == PA_REG_NONE) { mark_unregistered(c, len, "registrar none"); errno = saved; return -ENODATA; }
+  if (kind == PA_REG_NONE) { mark_unregistered(c, len, "registrar none", 0, epoch); errno = saved; return -ENODATA; }
   if (pa_opts.max_pinned != 0 && pinned + len > pa_opts.max_pinned) {
-    mark_unregistered(c, len, "PINARENA_MAX_PINNED reached");
+    mark_unregistered(c, len, "PINARENA_MAX_PINNED reached", ENOMEM, epoch);
     errno = saved;
     return -ENODATA;
   }
   pa_regrec_t* r = record_slot(c);
-  if (r == NULL || backend_register(kind, c, len, r, &why) != 0) {
+  int rc = r == NULL ? -ENOSPC : backend_register(kind, c, len, r, &why);
+  if (rc != 0) {
     if (r != NULL) r->len = 0;
-    if (old == NULL) mark_unregistered(c, len, why);
+    if (old == NULL) mark_unregistered(c, len, r == NULL ? "no record slot" : why, -rc, epoch);
     errno = saved;
     return old == NULL ? -ENODATA : -ENOMEM;
   }
+  if (c->unregistered) registered_after_refusal(c);
   account(r, 1);
   atomic_store_explicit(&c->reg, r, memory_order_release);   /* publish: record complete */
   errno = saved;
@@ -422,7 +480,7 @@ PA_HIDDEN void pa_register_release(pa_chunk_t* c) {
   in_reg = 0;
   if (live == NULL && c->unregistered) {
     atomic_fetch_sub(&pa_gstats.unreg_chunks, 1);
-    atomic_fetch_sub(&pa_gstats.unreg_bytes, pa_register_len(c));
+    atomic_fetch_sub(&pa_gstats.unreg_bytes, c->refused_len);
   }
   c->nrecs = 0;
   pa_nc_unlock(&pa_reg_lock, nc);
@@ -545,16 +603,22 @@ static void for_each_uring_record(void (*fn)(pa_chunk_t*, pa_regrec_t*)) {
 
 static void suspend_one(pa_chunk_t* c, pa_regrec_t* r) { (void)c; pa_uring_suspend(&ring, &r->ureg); }
 
+/* A pin that fails again after fork (EFAULT: a page the program made
+ * read-only since the chunk was registered) leaves the chunk unregistered
+ * until the refusal may pass (above): a later lookup registers it again,
+ * under new keys. */
 static void resume_one(pa_chunk_t* c, pa_regrec_t* r) {
-  if (pa_uring_resume(&ring, &r->ureg) == 0) return;
-  if (atomic_load(&c->reg) == r) {
-    atomic_store_explicit(&c->reg, NULL, memory_order_release);   /* no key for what is not pinned */
-    c->unregistered = 1;
-    atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
-    atomic_fetch_add(&pa_gstats.unreg_bytes, r->len);
-  }
+  int rc = pa_uring_resume(&ring, &r->ureg);
+  if (rc == 0) return;
+  int live = atomic_load(&c->reg) == r;
+  size_t len = r->len;
   account(r, -1);
   r->len = 0;
+  if (live) {
+    record_lost(c, len);
+    atomic_store_explicit(&c->retry_epoch, atomic_load(&pa_reg_retry_epoch), memory_order_relaxed);
+    atomic_store_explicit(&c->retry, (uint8_t)may_pass(-rc), memory_order_relaxed);
+  }
 }
 
 PA_HIDDEN void pa_register_atfork_prepare(void) {
@@ -585,11 +649,8 @@ PA_HIDDEN void pa_register_atfork_child(void) {
   pa_chunk_t* lists[2] = { pa_chunks, pa_huge_all };
   for (int l = 0; l < 2; l++) {
     for (pa_chunk_t* c = lists[l]; c != NULL; c = c->next) {
-      if (atomic_exchange(&c->reg, NULL) != NULL) {
-        c->unregistered = 1;
-        atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
-        atomic_fetch_add(&pa_gstats.unreg_bytes, pa_register_len(c));
-      }
+      if (atomic_load(&c->reg) != NULL) record_lost(c, pa_register_len(c));
+      atomic_store_explicit(&c->retry, 0, memory_order_relaxed);   /* inherited: never registered here */
       c->nrecs = 0;
       c->pending = 0; c->next_pending = NULL;
     }

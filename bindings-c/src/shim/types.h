@@ -161,8 +161,12 @@ typedef struct pa_chunk_s {
   uint64_t           magic;
   uint8_t            shift;
   uint8_t            kind;     /* PA_CHUNK_* */
-  uint8_t            unregistered; /* registration refused (cap, RLIMIT_MEMLOCK, none) */
+  uint8_t            unregistered; /* registration refused (cap, RLIMIT_MEMLOCK, a read-only page, none) */
   uint8_t            pending;  /* registration deferred (before constructors / during registrar init) */
+  _Atomic uint8_t    retry;    /* unregistered, but the refusal may pass: tried again later (register.c,
+                                  "refusals that may pass") */
+  uint8_t            refused;  /* registered after a refusal: a stack may have registered its pages itself
+                                  meanwhile, so they never go back to the OS but through trim */
   uint32_t           nslices;
   uint32_t           hdr_slices;
   uint32_t           free_slices;
@@ -171,6 +175,8 @@ typedef struct pa_chunk_s {
   _Atomic(pa_regrec_t*) reg;   /* NULL: not registered; else the newest (widest) record */
   uint32_t           nrecs;    /* records made; all but the live one are kept registered until the chunk goes
                                   (keys handed out stay valid while a huge object's registration widens) */
+  _Atomic uint32_t   retry_epoch; /* pa_reg_retry_epoch when the refusal happened */
+  size_t             refused_len; /* the bytes unregistered_bytes counts for it */
   pa_regrec_t        recs[PA_CHUNK_RECS]; /* a new record never rewrites a published one */
   struct pa_chunk_s* next;     /* all chunks (regular list or huge list) */
   struct pa_chunk_s* next_free;/* trim: the chunks it releases (free huge chunks: huge_free.c) */

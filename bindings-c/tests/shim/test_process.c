@@ -168,6 +168,21 @@ TEST(shim_process_max_pinned_units) {
   CHECK(strstr(out, "registered_chunks=1 ") != NULL, "4MiB: %s", out);
 }
 
+/* A chunk the cap refused registers once there is room: blocks of the
+ * registered chunk freed, that chunk trimmed (its pins go), the refused
+ * blocks looked up again (register.c, "refusals that may pass"). */
+TEST(shim_process_max_pinned_refused_chunk_registers_after_trim) {
+  char* argv[] = { probe(), "12", "trim-retry", NULL };
+  const char* env[] = { "PINARENA_MAX_PINNED=4M", "PINARENA_CHUNK_SIZE=4M", NULL };
+  CHECK(su_exec(argv, env, out, sizeof out) == 0, "probe: %s", out);
+  CHECK(strstr(out, "registered_chunks=") != NULL, "no stats line: %s", out);
+  const char* t = strstr(out, "trimmed=");
+  CHECK(t != NULL && strtoul(t + 8, NULL, 10) > 0, "the registered chunk was not trimmed: %s", out);
+  const char* a = strstr(out, "after_trim_registered=");
+  CHECK(a != NULL && atoi(a + 22) > 0, "no refused block registered with the room trim made: %s", out);
+  NOTE("%s", a);
+}
+
 TEST(shim_process_max_pinned_refuses_what_is_not_a_size) {
   const char* bad[] = { "abc", "12Q", "1..5G", "-4M", "" };
   for (int i = 0; i < 5; i++) {

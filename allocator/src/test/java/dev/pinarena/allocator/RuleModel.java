@@ -101,10 +101,10 @@ final class RuleModel
         }
         if (op.kind() == 'F' || op.kind() == 'd' && cSide)
         {
-            // Known, not fixed here: with io_uring the shim pins its chunks again after fork, which fails on a
-            // page the program made read-only and leaves the chunk unregistered for good (every block of it
-            // looks up -ENODATA). Allow fork with read-only pages once that is fixed. (C's double free runs
-            // in a forked child.)
+            // With io_uring the shim pins its chunks again after fork, which fails on a page the program made
+            // read-only: the chunk has no keys (every block of it looks up -ENODATA) until the page is
+            // writable again (tests/shim/test_readonly_keys.c), so no fork while a live block holds one.
+            // (C's double free runs in a forked child.)
             for (final Slot slot : slots)
             {
                 if (slot.state == State.LIVE && slot.readOnly)
