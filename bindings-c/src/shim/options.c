@@ -103,6 +103,7 @@ PA_HIDDEN void pa_read_options(void) {
      the first regular chunk is the smallest one (2 MiB) unless a size was
      asked for explicitly. */
   pa_opts.chunk_first = v ? pa_opts.chunk_size : PA_CHUNK_MIN;
+  pa_opts.chunk_grow = v == NULL;     /* an explicit size is every regular chunk's */
 
   pa_opts.registrar = PA_REGSEL_AUTO;
   v = pa_getenv("PINARENA_REGISTRAR");

@@ -57,6 +57,7 @@
 #define PA_TABLE_SHIFT 21                                     /* table granule = 2 MiB = smallest chunk */
 #define PA_ADDR_BITS   47
 #define PA_MAX_SLICES  4096                                   /* regular chunks up to 256 MiB */
+#define PA_CHUNK_GROWN_MAX ((size_t)32 << 20)                 /* regular chunks grow up to 32 MiB (chunk.c) */
 #define PA_ALIGN_MIN   16
 #define PA_HUGE_HDR    4096                                   /* a huge chunk's header; the object follows */
 #define PA_LARGE_COLOURS 8                                    /* page offsets a large object starts at (alloc.c) */
@@ -230,6 +231,7 @@ typedef struct pa_heap_s {
 typedef struct pa_opts_s {
   size_t  chunk_size;
   size_t  chunk_first;         /* size of the first regular chunk (PA_CHUNK_MIN by default) */
+  int     chunk_grow;          /* no PINARENA_CHUNK_SIZE: regular chunks grow with the heap (chunk.c) */
   uint8_t chunk_shift;
   int     registrar;           /* PA_REGSEL_* */
   char    ib_device[64];

@@ -68,6 +68,41 @@ static void aligned_pages(void* arg) {
 
 TEST(shim_mem_page_aligned_objects_cost_pages) { run_child(aligned_pages, "aligned"); }
 
+/* Regular chunks grow with the heap (src/shim/chunk.c): 512 MiB of 1 MiB
+ * objects, each page written once, take address space and page-table pages
+ * close to what the objects need. With 4 MiB chunks only, three such objects
+ * share a chunk and the rest of it stays unused: 1.33 times the address
+ * space, and as many page-table pages (each 2 MiB touched costs one, which
+ * fork copies and exit frees). */
+static void chunks_grow(void* arg) {
+  (void)arg;
+  enum { N = 512 };
+  static char* o[N];
+  pinarena_stats_t s0, s1;
+  CHILD_CHECK(pinarena_get_stats(&s0) == 0, "pinarena_get_stats");
+  uint64_t pte0 = tu_status_kb("VmPTE");
+  for (int i = 0; i < N; i++) {
+    o[i] = malloc(MiB);
+    CHILD_CHECK(o[i] != NULL, "malloc(1 MiB) #%d", i);
+    for (size_t j = 0; j < MiB; j += 4096) o[i][j] = 1;
+  }
+  CHILD_CHECK(pinarena_get_stats(&s1) == 0, "pinarena_get_stats");
+  double space = (double)(s1.chunk_bytes - s0.chunk_bytes) / ((double)N * MiB);
+  double tables = (double)(tu_status_kb("VmPTE") - pte0) / (N / 2 * 4.0);   /* one 4 KiB table per 2 MiB */
+  fprintf(stderr, "512 x 1 MiB: %llu chunks, %.3f x the address space, %.3f x the page tables the objects need\n",
+          (unsigned long long)(s1.chunks - s0.chunks), space, tables);
+  CHILD_CHECK(space <= 1.2, "regular chunks take %.3f times the objects' address space", space);
+  CHILD_CHECK(tables <= 1.2, "page tables: %.3f times what the objects need", tables);
+  for (int i = 0; i < N; i++) free(o[i]);
+}
+
+TEST(shim_mem_chunks_grow_with_the_heap) {
+  if (getenv("PINARENA_CHUNK_SIZE") != NULL) SKIP("PINARENA_CHUNK_SIZE set: every regular chunk has that size");
+  if (getenv("PINARENA_PAGES") != NULL && strcmp(getenv("PINARENA_PAGES"), "hugetlb") == 0)
+    SKIP("PINARENA_PAGES=hugetlb: regular chunks take their pool pages whole and do not grow");
+  run_child(chunks_grow, "chunk growth");
+}
+
 /* Small objects of 40 classes, mixed, then all freed: free keeps some
  * emptied one-slice spans of each class with the heap (free.c,
  * PA_KEEP_EMPTY), pages resident, slices taken, scattered over what the
