@@ -279,6 +279,13 @@ PA_HIDDEN _Atomic uint32_t pa_reg_retry_epoch = 1;
 
 static int may_pass(int err) { return err == EFAULT || err == ENOMEM || err == EAGAIN; }
 
+/* Whether c's refusal (err: the backend's errno, 0 if none) may pass, and
+ * the epoch it happened at. */
+static void refusal_cause(pa_chunk_t* c, int err, uint32_t epoch) {
+  atomic_store_explicit(&c->retry_epoch, epoch, memory_order_relaxed);
+  atomic_store_explicit(&c->retry, (uint8_t)may_pass(err), memory_order_relaxed);
+}
+
 /* c refused over len bytes for `why` (err: the backend's errno, 0 if none);
  * epoch: pa_reg_retry_epoch as read before the attempt, so a change made
  * during it still counts as news. */
@@ -289,8 +296,7 @@ static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why, int er
     atomic_fetch_add(&pa_gstats.unreg_chunks, 1);
     atomic_fetch_add(&pa_gstats.unreg_bytes, len);
   }
-  atomic_store_explicit(&c->retry_epoch, epoch, memory_order_relaxed);
-  atomic_store_explicit(&c->retry, (uint8_t)may_pass(err), memory_order_relaxed);
+  refusal_cause(c, err, epoch);
   if (kind != PA_REG_NONE && !warned_unreg) {
     warned_unreg = 1;
     pa_notice("could not register a chunk (", why,
@@ -616,8 +622,7 @@ static void resume_one(pa_chunk_t* c, pa_regrec_t* r) {
   r->len = 0;
   if (live) {
     record_lost(c, len);
-    atomic_store_explicit(&c->retry_epoch, atomic_load(&pa_reg_retry_epoch), memory_order_relaxed);
-    atomic_store_explicit(&c->retry, (uint8_t)may_pass(-rc), memory_order_relaxed);
+    refusal_cause(c, -rc, atomic_load(&pa_reg_retry_epoch));
   }
 }
 
