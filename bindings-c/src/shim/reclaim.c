@@ -241,13 +241,12 @@ static size_t huge_free_dirty(void) {
   return n;
 }
 
-/* Bytes in use: slices in spans and the extents of live huge objects. Both
- * locks held. */
+/* Bytes in use: slices in spans and the extents of live huge objects (a
+ * sum kept where they change: a walk over every huge chunk here cost a
+ * cache and TLB miss per chunk at every new huge object — perf/native
+ * `aligned`, 100 huge chunks: 1.1 % of its samples). Both locks held. */
 static size_t in_use(void) {
-  size_t n = pa_slices_used << PA_SLICE_SHIFT;
-  for (pa_chunk_t* c = pa_huge_all; c != NULL; c = c->next)
-    if (c->huge_obj != NULL) n += pa_huge_extent(c);
-  return n;
+  return (pa_slices_used << PA_SLICE_SHIFT) + atomic_load_explicit(&pa_huge_live, memory_order_relaxed);
 }
 
 /* Free huge chunks' pages a huge object in need leaves alone when they were

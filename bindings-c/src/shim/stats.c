@@ -13,7 +13,7 @@ static char* put_kv(char* p, const char* k, uint64_t v) {
 }
 
 PA_HIDDEN void pa_write_stats(int fd) {
-  char line[1024];
+  char line[2048];                     /* exe (255) and 18 fields of at most 44 bytes: < 1100 */
   char exe[256];
   ssize_t en = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[en > 0 ? en : 0] = 0;
@@ -33,6 +33,7 @@ PA_HIDDEN void pa_write_stats(int fd) {
   p = put_kv(p, "chunk_bytes", atomic_load(&pa_gstats.chunk_bytes));
   p = put_kv(p, "huge_chunks", atomic_load(&pa_gstats.huge_chunks));
   p = put_kv(p, "huge_bytes", atomic_load(&pa_gstats.huge_bytes));
+  p = put_kv(p, "huge_live_bytes", atomic_load(&pa_huge_live));   /* live huge objects' extents */
   p = put_kv(p, "registered_chunks", atomic_load(&pa_gstats.reg_chunks));
   p = put_kv(p, "registered_bytes", atomic_load(&pa_gstats.reg_bytes));
   p = put_kv(p, "unregistered_chunks", atomic_load(&pa_gstats.unreg_chunks));
