@@ -299,8 +299,15 @@ static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why, int er
   refusal_cause(c, err, epoch);
   if (kind != PA_REG_NONE && !warned_unreg) {
     warned_unreg = 1;
-    pa_notice("could not register a chunk (", why,
-              "); serving unregistered memory from here on — it stays mapped, never returned to the OS", NULL);
+    /* the one notice says what the first refusal means: one that may pass
+       is tried again (see "refusals that may pass"), the others stay */
+    if (may_pass(err))
+      pa_notice("could not register a chunk (", why, "); serving it unregistered for now — tried again at a lookup "
+                "once pages are made writable or pinned memory is released; it stays mapped, never returned to the OS",
+                NULL);
+    else
+      pa_notice("could not register a chunk (", why,
+                "); serving unregistered memory from here on — it stays mapped, never returned to the OS", NULL);
   }
 }
 
