@@ -39,11 +39,6 @@ PA_HIDDEN _Atomic(uintptr_t)* pa_span_table;
 PA_HIDDEN pa_gstats_t pa_gstats;
 PA_HIDDEN size_t pa_slices_used;
 PA_HIDDEN size_t pa_slices_free_dirty;
-/* Changed where an object's extent changes: published (pa_chunk_lock),
- * resized by its owner (no lock: hence atomic), released or moved out
- * (pa_chunk_lock). Relaxed: reclaim reads it as an estimate under
- * pa_chunk_lock, and no other memory is published through it. */
-PA_HIDDEN _Atomic size_t pa_huge_live;
 
 static unsigned log2_ceil(size_t x) {
   if (x <= 1) return 0;
@@ -479,7 +474,11 @@ static void huge_publish(pa_chunk_t* c, size_t size, size_t align) {
   c->huge_clean = c->huge_dirty;
   c->huge_heap = pa_heap;
   atomic_store_explicit((_Atomic(void*)*)&c->huge_obj, (void*)obj, memory_order_release);
-  atomic_fetch_add_explicit(&pa_huge_live, pa_huge_extent(c), memory_order_relaxed);
+  /* pa_gstats.huge_live changes where an object's extent does: published
+     here and released or moved out (pa_chunk_lock), resized in place by its
+     owner (no lock: hence atomic). Relaxed: reclaim reads it as an estimate
+     under pa_chunk_lock; nothing else is published through it. */
+  atomic_fetch_add_explicit(&pa_gstats.huge_live, pa_huge_extent(c), memory_order_relaxed);
 }
 
 /* A chunk taken off the free list (or new) is out of trim's reach: trim
@@ -540,7 +539,7 @@ PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
   size_t before = pa_huge_extent(c);
   c->huge_req = n;
   size_t ext = pa_huge_extent(c);
-  atomic_fetch_add_explicit(&pa_huge_live, ext - before, memory_order_relaxed);   /* modulo 2^64: a shrink subtracts */
+  atomic_fetch_add_explicit(&pa_gstats.huge_live, ext - before, memory_order_relaxed);   /* modulo 2^64: a shrink subtracts */
   if (ext > c->huge_dirty) {
     pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);
     c->huge_dirty = ext;
@@ -610,7 +609,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   pa_huge_free_unreserve();                /* retired: never free again */
   pthread_mutex_unlock(&pa_chunk_lock);
   table_set(c, cap, 0, 0);
-  atomic_fetch_sub_explicit(&pa_huge_live, pa_huge_extent(c), memory_order_relaxed);
+  atomic_fetch_sub_explicit(&pa_gstats.huge_live, pa_huge_extent(c), memory_order_relaxed);
   c->huge_obj = NULL;
   atomic_fetch_sub(&pa_gstats.huge_chunks, 1);
   atomic_fetch_sub(&pa_gstats.huge_bytes, cap);
@@ -623,7 +622,7 @@ PA_HIDDEN int pa_huge_release(pa_chunk_t* c) {
   pthread_mutex_lock(&pa_chunk_lock);
   c->huge_freed_ms = pa_busy_ms();
   c->huge_heap = pa_heap;              /* the last to touch it: see free.c, fork_ignores_free */
-  atomic_fetch_sub_explicit(&pa_huge_live, pa_huge_extent(c), memory_order_relaxed);
+  atomic_fetch_sub_explicit(&pa_gstats.huge_live, pa_huge_extent(c), memory_order_relaxed);
   c->huge_obj = NULL;
   pa_huge_free_push(c);
   int due = pa_reclaim_over_budget();  /* as pa_span_release */

@@ -55,9 +55,6 @@ extern PA_HIDDEN pthread_mutex_t pa_reg_lock;
 extern PA_HIDDEN pa_chunk_t* pa_chunks;        /* regular chunks */
 extern PA_HIDDEN size_t pa_slices_used;        /* slices in spans, every regular chunk (pa_chunk_lock) */
 extern PA_HIDDEN size_t pa_slices_free_dirty;  /* free slices that may hold resident pages (pa_chunk_lock) */
-/* The extents of live huge objects, summed (chunk.c): what reclaim counts as
- * in use beside the slices, without walking every huge chunk */
-extern PA_HIDDEN _Atomic size_t pa_huge_live;
 /* A free huge chunk and what choosing it reads (huge_free.c). dirty: the
  * chunk's huge_dirty, kept equal to it while the chunk is free. */
 typedef struct { pa_chunk_t* chunk; size_t cap; size_t dirty; } pa_huge_free_t;

@@ -246,7 +246,7 @@ static size_t huge_free_dirty(void) {
  * cache and TLB miss per chunk at every new huge object — perf/native
  * `aligned`, 100 huge chunks: 1.1 % of its samples). Both locks held. */
 static size_t in_use(void) {
-  return (pa_slices_used << PA_SLICE_SHIFT) + atomic_load_explicit(&pa_huge_live, memory_order_relaxed);
+  return (pa_slices_used << PA_SLICE_SHIFT) + atomic_load_explicit(&pa_gstats.huge_live, memory_order_relaxed);
 }
 
 /* Free huge chunks' pages a huge object in need leaves alone when they were

@@ -301,13 +301,10 @@ static void mark_unregistered(pa_chunk_t* c, size_t len, const char* why, int er
     warned_unreg = 1;
     /* the one notice says what the first refusal means: one that may pass
        is tried again (see "refusals that may pass"), the others stay */
-    if (may_pass(err))
-      pa_notice("could not register a chunk (", why, "); serving it unregistered for now — tried again at a lookup "
-                "once pages are made writable or pinned memory is released; it stays mapped, never returned to the OS",
-                NULL);
-    else
-      pa_notice("could not register a chunk (", why,
-                "); serving unregistered memory from here on — it stays mapped, never returned to the OS", NULL);
+    pa_notice("could not register a chunk (", why, may_pass(err)
+              ? "); serving it unregistered for now — tried again at a lookup once pages are made writable or pinned "
+                "memory is released"
+              : "); serving unregistered memory from here on", " — it stays mapped, never returned to the OS", NULL);
   }
 }
 

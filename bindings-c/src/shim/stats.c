@@ -33,7 +33,7 @@ PA_HIDDEN void pa_write_stats(int fd) {
   p = put_kv(p, "chunk_bytes", atomic_load(&pa_gstats.chunk_bytes));
   p = put_kv(p, "huge_chunks", atomic_load(&pa_gstats.huge_chunks));
   p = put_kv(p, "huge_bytes", atomic_load(&pa_gstats.huge_bytes));
-  p = put_kv(p, "huge_live_bytes", atomic_load(&pa_huge_live));   /* live huge objects' extents */
+  p = put_kv(p, "huge_live_bytes", atomic_load(&pa_gstats.huge_live));
   p = put_kv(p, "registered_chunks", atomic_load(&pa_gstats.reg_chunks));
   p = put_kv(p, "registered_bytes", atomic_load(&pa_gstats.reg_bytes));
   p = put_kv(p, "unregistered_chunks", atomic_load(&pa_gstats.unreg_chunks));

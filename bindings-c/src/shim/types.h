@@ -256,6 +256,7 @@ typedef struct pa_gstats_s {
   _Atomic uint64_t reg_chunks, reg_bytes, unreg_chunks, unreg_bytes;
   _Atomic uint64_t large_allocs, huge_allocs, released_bytes, released_chunks;
   _Atomic uint64_t os_refusals;
+  _Atomic uint64_t huge_live;   /* live huge objects' extents, summed: reclaim's memory in use (reclaim.c) */
 } pa_gstats_t;
 
 /* The free mark's secret (pa_free_mark, internal.h). */
