@@ -36,35 +36,53 @@ PA_EXPORT void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 --------------------------------------------------------------------------- */
 
 /* Move remote frees (thread_free) to the local free list. Owner only.
- * Keeps the DELAYED tag as it is. Returns the number of blocks moved. Every
- * block must carry the remote mark: one with the local mark was freed by
- * the owner too, after the remote free (pa_check_remote_block aborts). A
- * list longer than the span has blocks is a cycle, and one longer than the
- * count of blocks out means a block counted back twice: both abort. */
+ * Keeps the DELAYED tag as it is. Returns the number of blocks moved (the
+ * list's count, types.h); a count of none or above the blocks out means a
+ * block counted back twice (or a list damaged): abort.
+ *
+ * An empty local list (malloc's case: span_find) takes the remote list as
+ * it is, unread. The blocks are checked as every listed block is, by the pop
+ * that takes them (alloc_fast.h: the mark, remote or local, and the link
+ * before it is followed), so none is handed out unchecked; reading them here
+ * first was a chain of dependent loads, a cache miss each for blocks the
+ * freeing thread wrote last (prodcons on one CPU: the pair of malloc and
+ * remote free 0.73 x the walk's time, README). A block the owner freed again
+ * after the remote free is caught there too: the owner's free put it on the
+ * local list, its malloc cleared the mark, and the pop that reaches it again
+ * on the remote list aborts (double free).
+ *
+ * Behind a non-empty local list the remote list is walked to its tail, and
+ * each block checked on the way: every block must carry the remote mark (one
+ * with the local mark was freed by the owner too, after the remote free:
+ * pa_check_remote_block aborts), and the walk must find the count. */
 PA_HIDDEN size_t pa_span_collect(pa_span_t* s) {
   uintptr_t tf = atomic_load_explicit(&s->thread_free, memory_order_relaxed);
   if ((tf & ~PA_TF_DELAYED) == 0) return 0;
-  /* acquire: pairs with the freer's release CAS, so the blocks' next
-     pointers written before the push are visible here */
+  /* acquire: pairs with the freer's release CAS, so the blocks' links and
+     marks written before the push are visible here and to the pops after */
   while (!atomic_compare_exchange_weak_explicit(&s->thread_free, &tf, tf & PA_TF_DELAYED,
                                                 memory_order_acquire, memory_order_relaxed)) {}
-  pa_block_t* head = (pa_block_t*)(tf & ~PA_TF_DELAYED);
-  pa_block_t* tail = head;
-  size_t n = 1, most = pa_span_capacity(s);
-  pa_check_remote_block(tail);           /* before following its link */
-  for (;;) {
-    /* pa_link_next with the list's end tested once: the loop needs that
-       test anyway, so a link is then only checked for leaving its slice */
-    pa_block_t* next = pa_link_raw(tail);
-    if (next == NULL) break;
-    if (unlikely((((uintptr_t)next ^ (uintptr_t)tail) >> PA_SLICE_SHIFT) != 0)) next = pa_link_far(s, tail);
-    tail = next;
-    pa_check_remote_block(tail);
-    if (unlikely(++n > most)) pa_free_list_corrupt(tail);
-  }
+  pa_block_t* head = pa_tf_head(tf);
+  size_t n = pa_tf_count(tf);
   /* more blocks back than out: a block on both this list and the local one */
-  if (unlikely(n > (s->used & ~PA_USED_FULL))) pa_free_list_corrupt(head);
-  pa_link_set(tail, s->free);
+  if (unlikely(n == 0 || n > (s->used & ~PA_USED_FULL))) pa_free_list_corrupt(head);
+  if (s->free != NULL) {
+    pa_block_t* tail = head;
+    size_t walked = 1;
+    pa_check_remote_block(tail);           /* before following its link */
+    for (;;) {
+      /* pa_link_next with the list's end tested once: the loop needs that
+         test anyway, so a link is then only checked for leaving its slice */
+      pa_block_t* next = pa_link_raw(tail);
+      if (next == NULL) break;
+      if (unlikely((((uintptr_t)next ^ (uintptr_t)tail) >> PA_SLICE_SHIFT) != 0)) next = pa_link_far(s, tail);
+      tail = next;
+      pa_check_remote_block(tail);
+      if (unlikely(++walked > n)) pa_free_list_corrupt(tail);
+    }
+    if (unlikely(walked != n)) pa_free_list_corrupt(head);
+    pa_link_set(tail, s->free);
+  }
   s->free = head;
   s->used -= (uint32_t)n;
   s->heap->n_collected += n;       /* the owner's own heap: owner only */

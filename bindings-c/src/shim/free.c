@@ -15,9 +15,11 @@
  *   - at free, when the block is the head of the span's free list (freed
  *     twice in a row);
  *   - at free, when the span's count of blocks out would drop below zero;
- *   - when the owner takes remote frees in: a block another thread freed
- *     and the owner freed again meanwhile carries the owner's mark, not the
- *     remote one (pa_remote_mark);
+ *   - when the owner takes remote frees in behind blocks of its own: a
+ *     block another thread freed and the owner freed again meanwhile carries
+ *     the owner's mark, not the remote one (pa_remote_mark). A remote list
+ *     taken in whole (onto an empty local list, unread) leaves the block to
+ *     the last case below;
  *   - when the span empties and goes back to its chunk (its free list is
  *     walked: a duplicate makes it a cycle);
  *   - at the latest when malloc reaches the second copy of the block, whose
@@ -205,7 +207,7 @@ static PA_COLD int owner_finds_free(pa_heap_t* h, const pa_span_t* s, const pa_b
     if (f == b) return 1;
   n = 0;
   uintptr_t tf = atomic_load_explicit(&((pa_span_t*)s)->thread_free, memory_order_acquire);
-  for (const pa_block_t* f = (const pa_block_t*)(tf & ~PA_TF_DELAYED); f != NULL && n <= most; f = pa_link_next(s, f), n++)
+  for (const pa_block_t* f = pa_tf_head(tf); f != NULL && n <= most; f = pa_link_next(s, f), n++)
     if (f == b) return 1;
   for (const pa_block_t* f = atomic_load_explicit(&h->delayed, memory_order_acquire); f != NULL; f = delayed_next(f))
     if (f == b) return 1;
@@ -249,10 +251,11 @@ static PA_NOINLINE void free_remote(pa_span_t* s, pa_block_t* b) {
       while (!atomic_compare_exchange_weak_explicit(&h->delayed, &d, b, memory_order_release, memory_order_relaxed));
       break;
     }
-    pa_link_set(b, (pa_block_t*)tf);
-    /* release: b's link, b->mark (and the caller's writes) happen before the
-       owner's acquire in pa_span_collect */
-    if (atomic_compare_exchange_weak_explicit(&s->thread_free, &tf, (uintptr_t)b,
+    pa_link_set(b, pa_tf_head(tf));
+    /* b first, the count one up (types.h); release: b's link, b->mark (and
+       the caller's writes) happen before the owner's acquire in
+       pa_span_collect */
+    if (atomic_compare_exchange_weak_explicit(&s->thread_free, &tf, (uintptr_t)b | ((tf & ~PA_TF_LIST) + PA_TF_ONE),
                                               memory_order_release, memory_order_relaxed)) break;
   }
   /* No thread owns the span's heap: say so, after the push (release: the

@@ -127,8 +127,9 @@ static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mar
  * 2^-48. What fails goes out of line (span_pop_checked), which checks the
  * mark exactly and the link against the span's bounds: the list's end (NULL
  * is not in b's slice), a link into another slice of a bigger span, or
- * damage. The remote and delayed lists are checked the same way when the
- * owner takes them in. Links are stored plain, not encoded with a key: a key
+ * damage. A remote list the owner takes in whole becomes the local list and
+ * meets the same pops; the delayed list, and a remote list taken in behind
+ * local blocks, are checked the same way as the owner takes them in. Links are stored plain, not encoded with a key: a key
  * would put one more xor on the chain from one malloc of a class to the next
  * (measured +2 to +3 %, README), and the span bound plus the keyed mark on
  * every block a link reaches already keep a forged link from handing out

@@ -84,13 +84,24 @@ struct pa_heap_s;
 
 enum { PA_SPAN_FREE = 0, PA_SPAN_SMALL, PA_SPAN_LARGE, PA_SPAN_HEADER, PA_SPAN_TAIL /* not the first slice */ };
 
-/* thread_free holds a block pointer with a tag in bit 0:
- *   0 — remote frees push the block onto this list;
- *   1 — USE_DELAYED: the owner moved the span to its full list; the next
- *       remote freer clears the tag and pushes its block onto the owning
- *       heap's `delayed` list instead, which tells the owner the span has
- *       room again. Only one freer can win the tag (CAS). */
-#define PA_TF_DELAYED ((uintptr_t)1)
+/* thread_free, one word: the list of blocks other threads freed into the
+ * span, how many there are, and a tag.
+ *   bits 4..46  — the list's first block (blocks are 16-byte aligned, and
+ *                 below 2^47: PA_ADDR_BITS);
+ *   bits 48..63 — the count of blocks on the list: each push adds one in the
+ *                 same CAS, so the owner takes the list in without walking it
+ *                 to count (alloc.c, pa_span_collect). A span holds at most
+ *                 PA_SPAN_MAX_BLOCKS blocks, far below 2^16;
+ *   bit 0       — USE_DELAYED, set only on an empty list: the owner moved the
+ *                 span to its full list; the next remote freer clears the tag
+ *                 and pushes its block onto the owning heap's `delayed` list
+ *                 instead, which tells the owner the span has room again.
+ *                 Only one freer can win the tag (CAS). */
+#define PA_TF_DELAYED    ((uintptr_t)1)
+#define PA_TF_ONE        ((uintptr_t)1 << 48)                   /* one more block on the list */
+#define PA_TF_LIST       (PA_TF_ONE - 1 - PA_TF_DELAYED)        /* the first block's bits */
+static inline pa_block_t* pa_tf_head(uintptr_t tf) { return (pa_block_t*)(tf & PA_TF_LIST); }
+static inline size_t pa_tf_count(uintptr_t tf) { return (size_t)(tf / PA_TF_ONE); }
 #define PA_USED_FULL  ((uint32_t)1 << 31)
 #define PA_SPAN_MAX_BLOCKS (PA_SLICE / PA_ALIGN_MIN)   /* most blocks a small span has */
 

@@ -61,6 +61,52 @@ TEST(shim_threads_producer_consumer) {
   CHECK(st.chunk_bytes <= ((uint64_t)256 << 20), "memory not reused: %llu MiB", (unsigned long long)(st.chunk_bytes >> 20));
 }
 
+/* Remote frees carry their count in the span's list word (types.h), and the
+ * owner takes a list in whole, unread, when its local list is empty
+ * (alloc.c, pa_span_collect). The owner fills spans of one class (parked
+ * full), another thread frees every block (the first into each full span
+ * goes by the heap's delayed list, the rest onto the span's list); taking
+ * them back must count each block once — the stats' remote frees grow by
+ * exactly the blocks freed — and hand out the same slices, no new span;
+ * freed again locally, the spans empty and go back to their chunks (whose
+ * check walks every list: a block counted twice or lost aborts there). */
+#define WHOLE_SIZE 1000                         /* a class no other test of this process fills */
+#define WHOLE_N 400                             /* 65 blocks a one-slice span: 7 spans */
+static void* free_all(void* arg) {
+  void** v = arg;
+  for (int i = 0; i < WHOLE_N; i++) free(v[i]);
+  return NULL;
+}
+
+static int same_slice_as_one_of(void* const* v, const void* p) {
+  for (int i = 0; i < WHOLE_N; i++)
+    if ((uintptr_t)v[i] >> 16 == (uintptr_t)p >> 16) return 1;
+  return 0;
+}
+
+TEST(shim_threads_remote_frees_taken_in_whole_count_once) {
+  static void* first[WHOLE_N];
+  static void* again[WHOLE_N];
+  for (int i = 0; i < WHOLE_N; i++) { first[i] = malloc(WHOLE_SIZE); memset(first[i], 0x5a, WHOLE_SIZE); }
+  pinarena_stats_t a, b;
+  pinarena_get_stats(&a);
+  pthread_t t;
+  pthread_create(&t, NULL, free_all, first);
+  pthread_join(t, NULL);
+  int outside = 0;
+  for (int i = 0; i < WHOLE_N; i++) {
+    again[i] = malloc(WHOLE_SIZE);
+    if (!same_slice_as_one_of(first, again[i])) outside++;
+    memset(again[i], 0x3c, WHOLE_SIZE);
+  }
+  pinarena_get_stats(&b);
+  CHECK(b.remote_frees - a.remote_frees == WHOLE_N, "remote frees taken in: %llu, freed: %d",
+        (unsigned long long)(b.remote_frees - a.remote_frees), WHOLE_N);
+  CHECK(outside == 0, "%d of %d blocks from slices the freed blocks were not in (a new span)", outside, WHOLE_N);
+  for (int i = 0; i < WHOLE_N; i++) free(again[i]);
+  NOTE("%d blocks freed remotely, all taken back, in the same slices", WHOLE_N);
+}
+
 /* Threads come and go; their heaps are handed back and adopted, so memory
  * does not grow with the number of threads. Objects outlive their thread. */
 static void* short_lived(void* arg) {
