@@ -16,6 +16,15 @@ public final class MallocSection implements ReportSection
 {
     private static final String SHIM = "pinarena";
     private static final List<String> BASELINES = List.of("glibc", "mimalloc", "jemalloc", "tcmalloc");
+    /** The contenders measured against most: their own spread says how noisy a workload's rounds were. */
+    private static final List<String> REFERENCES = List.of("glibc", "mimalloc");
+    /**
+     * Slowest over fastest run of one allocator in one workload above which its rounds are called noisy. On this
+     * machine, idle, glibc's and mimalloc's single-thread workloads stay within 1.16 (most within 1.05), while
+     * prodcons and larson (threads) and mimalloc's regrow have two states and pass it even then; a burst of load
+     * from elsewhere passes it in many workloads at once (aligned, huge, calloc: 1.4-1.7).
+     */
+    static final double NOISY_SPREAD = 1.25;
 
     private final MallocRuns runs;
 
@@ -90,6 +99,19 @@ public final class MallocSection implements ReportSection
             md.append(' ').append(String.format(Locale.ROOT, "%.2f", peakOverLarger(workload, SHIM))).append(" |\n");
         }
         md.append('\n');
+        final List<String> noisy = noisyWorkloads(runs);
+        if (noisy.isEmpty())
+        {
+            md.append("Every workload's rounds were steady: glibc's and mimalloc's own slowest run within ")
+                .append(NOISY_SPREAD).append(" × their fastest.\n\n");
+        }
+        else
+        {
+            md.append("Noisy rounds (glibc's or mimalloc's own slowest run past ").append(NOISY_SPREAD)
+                .append(" × their fastest: load from elsewhere, or a workload with two states): ")
+                .append(String.join("; ", noisy))
+                .append(". Their ratios are less certain; `./pinarena bench --step malloc` measures the step again.\n\n");
+        }
 
         final CategoryChart time = Charts.bars("Time relative to glibc (lower is better)", "workload",
             "median time ÷ glibc median", false);
@@ -116,6 +138,38 @@ public final class MallocSection implements ReportSection
     {
         final double larger = Math.max(runs.peakKib(workload, "glibc").median(), runs.peakKib(workload, "mimalloc").median());
         return runs.peakKib(workload, allocator).median() / larger;
+    }
+
+    /**
+     * @param runs the step's runs.
+     * @return per workload whose glibc or mimalloc runs spread past {@link #NOISY_SPREAD}, its name and those
+     *         spreads (slowest ÷ fastest), e.g. {@code aligned (glibc 1.03×, mimalloc 1.36×)}; empty when none did.
+     */
+    static List<String> noisyWorkloads(final MallocRuns runs)
+    {
+        final List<String> noisy = new ArrayList<>();
+        for (final String workload : runs.workloads())
+        {
+            boolean past = false;
+            final StringBuilder spreads = new StringBuilder();
+            for (final String reference : REFERENCES)
+            {
+                if (!runs.has(workload, reference))
+                {
+                    continue;
+                }
+                final Samples s = runs.seconds(workload, reference);
+                final double spread = s.max() / s.min();
+                past |= spread > NOISY_SPREAD;
+                spreads.append(spreads.length() == 0 ? "" : ", ")
+                    .append(String.format(Locale.ROOT, "%s %.2f×", reference, spread));
+            }
+            if (past)
+            {
+                noisy.add(workload + " (" + spreads + ")");
+            }
+        }
+        return noisy;
     }
 
     static String ratioCell(final double[] ratio)

@@ -1,0 +1,85 @@
+package dev.pinarena.perf.report;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The malloc section names the workloads whose reference allocators' own runs spread past
+ * {@link MallocSection#NOISY_SPREAD}, with those spreads, and says so when none did; the shim's own spread does not
+ * count (it is what is measured).
+ */
+class MallocSectionTest
+{
+    private static final String HEADER = "workload,allocator,run,seconds,peak_kib";
+    private static final List<String> ALLOCATORS = List.of("glibc", "jemalloc", "mimalloc", "tcmalloc", "pinarena");
+
+    /** Three runs of every allocator at these seconds, one workload. */
+    private static List<String> rows(final String workload, final double[] glibc, final double[] mimalloc,
+        final double[] pinarena)
+    {
+        final List<String> rows = new ArrayList<>();
+        for (int run = 0; run < 3; run++)
+        {
+            for (final String allocator : ALLOCATORS)
+            {
+                final double seconds = switch (allocator)
+                {
+                    case "glibc" -> glibc[run];
+                    case "mimalloc" -> mimalloc[run];
+                    case "pinarena" -> pinarena[run];
+                    default -> 1.0;
+                };
+                rows.add(workload + "," + allocator + "," + (run + 1) + "," + seconds + ",1024");
+            }
+        }
+        return rows;
+    }
+
+    @Test
+    void namesNoisyWorkloadsByTheReferencesSpread(@TempDir final Path dir) throws Exception
+    {
+        final List<String> lines = new ArrayList<>(List.of(HEADER));
+        lines.addAll(rows("steady", new double[] {1.0, 1.1, 1.2}, new double[] {0.5, 0.52, 0.55},
+            new double[] {0.4, 0.9, 2.0}));                                        // the shim's spread is not noise
+        lines.addAll(rows("aligned", new double[] {0.036, 0.037, 0.06}, new double[] {0.027, 0.03, 0.028},
+            new double[] {0.03, 0.03, 0.03}));
+        lines.addAll(rows("regrow", new double[] {0.5, 0.5, 0.5}, new double[] {1.6, 3.2, 1.7},
+            new double[] {0.5, 0.5, 0.5}));
+        final Path csv = dir.resolve("malloc.csv");
+        Files.write(csv, lines);
+        final MallocRuns runs = MallocRuns.read(csv);
+
+        assertEquals(List.of("aligned (glibc 1.67×, mimalloc 1.11×)", "regrow (glibc 1.00×, mimalloc 2.00×)"),
+            MallocSection.noisyWorkloads(runs));
+        final StringBuilder md = new StringBuilder();
+        new MallocSection(runs).write(md, dir);
+        assertTrue(md.toString().contains("Noisy rounds (glibc's or mimalloc's own slowest run past 1.25 × their fastest"
+            + ": load from elsewhere, or a workload with two states): aligned (glibc 1.67×, mimalloc 1.11×); regrow"
+            + " (glibc 1.00×, mimalloc 2.00×). Their ratios are less certain; `./pinarena bench --step malloc`"), md.toString());
+    }
+
+    @Test
+    void steadyRoundsAreSaidSteady(@TempDir final Path dir) throws Exception
+    {
+        final List<String> lines = new ArrayList<>(List.of(HEADER));
+        lines.addAll(rows("churn", new double[] {0.50, 0.51, 0.52}, new double[] {0.21, 0.22, 0.22},
+            new double[] {0.21, 0.22, 0.25}));
+        final Path csv = dir.resolve("malloc.csv");
+        Files.write(csv, lines);
+        final MallocRuns runs = MallocRuns.read(csv);
+
+        assertTrue(MallocSection.noisyWorkloads(runs).isEmpty());
+        final StringBuilder md = new StringBuilder();
+        new MallocSection(runs).write(md, dir);
+        assertTrue(md.toString().contains("Every workload's rounds were steady: glibc's and mimalloc's own slowest run "
+            + "within 1.25 × their fastest."), md.toString());
+    }
+}
