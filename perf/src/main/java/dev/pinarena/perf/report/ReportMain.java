@@ -76,13 +76,24 @@ public final class ReportMain
         sections.add(new MpiSavingsSection(MpiLoops.read(results.resolve("mpi-savings.csv"))));
         sections.add(new MpiAppsSection(MpiAppRuns.read(List.of(
             results.resolve("mpi-apps-host.csv"), results.resolve("mpi-apps-rxe0.csv")))));
-        sections.add(RunTimeSection.read(results));
+        final RunTimeSection runTime = RunTimeSection.read(results);
+        sections.add(runTime);
 
         final StringBuilder md = new StringBuilder();
         md.append("# pinarena performance report\n\n");
         md.append("Written by `./pinarena bench").append("quick".equals(mode) ? " --quick" : "").append("` on ")
             .append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append(" (")
-            .append(mode).append(" run). Every ratio compares measurements taken in this same run.\n\n");
+            .append(mode).append(" run). ");
+        if (runTime.stepsRunAgain() == 0)
+        {
+            md.append("Every ratio compares measurements taken in this same run.\n\n");
+        }
+        else
+        {
+            md.append(runTime.stepsRunAgain()).append(" of its steps were run again after it (`--step`; the run-time ")
+                .append("table at the end says when, on which commit): every ratio compares measurements taken in ")
+                .append("one run of its step.\n\n");
+        }
         md.append("Machine:\n\n");
         for (final String line : Machine.describe())
         {

@@ -12,6 +12,8 @@ import java.util.List;
  */
 public final class RunTimeSection implements ReportSection
 {
+    /** What {@code perf/bench --step} appends to the name of a step it ran again, before the time and commit. */
+    static final String RUN_AGAIN = " — run again ";
     /** {@code steps.csv}: a header, then one row per step; a step's name may hold commas. */
     private static final CsvLayout STEPS = CsvLayout.headerFirst().commasIn("step");
     /** {@code cuts.csv}: appended to by each step that cuts, no header; the cut's description may hold commas. */
@@ -53,6 +55,22 @@ public final class RunTimeSection implements ReportSection
             cuts.add(new Cut(row.text("step"), row.text("subject"), row.text("cut")));
         }
         return new RunTimeSection(steps, cuts);
+    }
+
+    /**
+     * @return how many steps (the build aside) were run again after the whole run, with {@code perf/bench --step}.
+     */
+    public int stepsRunAgain()
+    {
+        int n = 0;
+        for (final Step step : steps)
+        {
+            if (step.name().contains(RUN_AGAIN) && !step.name().startsWith("build"))
+            {
+                n++;
+            }
+        }
+        return n;
     }
 
     @Override

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -28,6 +29,23 @@ class RunTimeSectionTest
         assertTrue(text.contains("| all steps but the report | 104 | |"), text);
         assertTrue(text.contains("- malloc, big: 1 of 3 rounds"), text);
         assertTrue(text.contains("- jmh, SendMemoryBenchmark: 100 ms of warmup and 2 iterations of 50 ms"), text);
+    }
+
+    @Test
+    void stepsRunAgainAreCountedTheBuildAside(@TempDir final Path dir) throws Exception
+    {
+        Files.write(dir.resolve("steps.csv"), List.of("step,budget_s,seconds",
+            "JMH suite (full): arena, Netty,0,1114",
+            "build (mvn)" + RunTimeSection.RUN_AGAIN + "2026-12-05 08:10 UTC on 8cafef3,0,4",
+            "C malloc benchmark (7 rounds)" + RunTimeSection.RUN_AGAIN + "2026-12-05 08:10 UTC on 8cafef3,0,400"));
+        final RunTimeSection section = RunTimeSection.read(dir);
+        assertEquals(1, section.stepsRunAgain());
+        final StringBuilder md = new StringBuilder();
+        section.write(md, dir);
+        assertTrue(md.toString().contains("| C malloc benchmark (7 rounds) — run again 2026-12-05 08:10 UTC on 8cafef3 | 400 |"),
+            md.toString());
+        Files.write(dir.resolve("steps.csv"), List.of("step,budget_s,seconds", "JMH suite (full),0,1114"));
+        assertEquals(0, RunTimeSection.read(dir).stepsRunAgain());
     }
 
     @Test
