@@ -32,7 +32,7 @@ public final class MallocRuns
         {
             runs.byWorkload.computeIfAbsent(row.text("workload"), k -> new LinkedHashMap<>())
                 .computeIfAbsent(row.text("allocator"), k -> new ArrayList<>())
-                .add(new double[] {row.doubleValue("seconds"), row.doubleValue("peak_kib")});
+                .add(new double[] {row.doubleValue("seconds"), row.doubleValue("peak_kib"), row.doubleValue("run")});
         }
         return runs;
     }
@@ -68,6 +68,29 @@ public final class MallocRuns
     public Samples seconds(final String workload, final String allocator)
     {
         return column(workload, allocator, 0);
+    }
+
+    /**
+     * collect.sh runs every allocator once per round, back to back, so a round's runs share the machine's state: a
+     * burst of load from elsewhere lands on one round, not on one allocator.
+     *
+     * @return per round that measured both, {@code a}'s seconds ÷ {@code b}'s; NaN samples when no round did.
+     */
+    public Samples timeRatios(final String workload, final String a, final String b)
+    {
+        final List<Double> ratios = new ArrayList<>();
+        for (final double[] runA : byWorkload.get(workload).get(a))
+        {
+            for (final double[] runB : byWorkload.get(workload).get(b))
+            {
+                if (runA[2] == runB[2])
+                {
+                    ratios.add(runA[0] / runB[0]);
+                }
+            }
+        }
+        return ratios.isEmpty() ? new Samples(Double.NaN)
+            : new Samples(ratios.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
     /**

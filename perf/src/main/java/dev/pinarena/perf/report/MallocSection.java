@@ -78,7 +78,9 @@ public final class MallocSection implements ReportSection
         }
         md.append('\n');
 
-        md.append("pinarena ÷ other, median time (min–max over the runs); below 1 means pinarena is faster:\n\n");
+        md.append("pinarena ÷ other: time as the median of the per-round ratios (min–max over the rounds; each round ")
+            .append("runs every allocator once, back to back), peak as the ratio of the medians; below 1 means pinarena ")
+            .append("is faster or smaller:\n\n");
         md.append("| workload |");
         for (final String baseline : BASELINES)
         {
@@ -91,8 +93,7 @@ public final class MallocSection implements ReportSection
             md.append("| ").append(workload).append(" |");
             for (final String baseline : BASELINES)
             {
-                md.append(' ').append(ratioCell(Samples.ratio(runs.seconds(workload, SHIM), runs.seconds(workload, baseline))))
-                    .append(" |");
+                md.append(' ').append(ratioCell(runs.timeRatios(workload, SHIM, baseline))).append(" |");
             }
             md.append(' ').append(String.format(Locale.ROOT, "%.2f",
                 runs.peakKib(workload, SHIM).median() / runs.peakKib(workload, "mimalloc").median())).append(" |");
@@ -114,7 +115,7 @@ public final class MallocSection implements ReportSection
         }
 
         final CategoryChart time = Charts.bars("Time relative to glibc (lower is better)", "workload",
-            "median time ÷ glibc median", false);
+            "median of per-round time ÷ glibc's", false);
         final CategoryChart peak = Charts.bars("Peak memory relative to the larger of glibc and mimalloc (lower is better)",
             "workload", "median peak ÷ max(glibc, mimalloc)", false);
         for (final String allocator : allocators)
@@ -123,7 +124,7 @@ public final class MallocSection implements ReportSection
             final List<Double> peakRatio = new ArrayList<>();
             for (final String workload : workloads)
             {
-                relative.add(runs.seconds(workload, allocator).median() / runs.seconds(workload, "glibc").median());
+                relative.add(runs.timeRatios(workload, allocator, "glibc").median());
                 peakRatio.add(peakOverLarger(workload, allocator));
             }
             time.addSeries(allocator, workloads, relative);
@@ -172,8 +173,8 @@ public final class MallocSection implements ReportSection
         return noisy;
     }
 
-    static String ratioCell(final double[] ratio)
+    static String ratioCell(final Samples ratios)
     {
-        return String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", ratio[1], ratio[0], ratio[2]);
+        return String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", ratios.median(), ratios.min(), ratios.max());
     }
 }

@@ -67,6 +67,25 @@ class MallocSectionTest
     }
 
     @Test
+    void timeRatiosAreMediansOfPerRoundRatios(@TempDir final Path dir) throws Exception
+    {
+        final List<String> lines = new ArrayList<>(List.of(HEADER));
+        // round 3 has a burst of load on mimalloc's run... and the machine is slower in rounds 2-3 for everyone
+        // but the shim's round 3: a ratio of medians would say 1.0 / 2.0 = 0.50
+        lines.addAll(rows("churn", new double[] {2.0, 2.0, 2.0}, new double[] {1.0, 2.0, 3.0},
+            new double[] {0.9, 1.9, 1.0}));
+        final Path csv = dir.resolve("malloc.csv");
+        Files.write(csv, lines);
+        final MallocRuns runs = MallocRuns.read(csv);
+
+        final Samples r = runs.timeRatios("churn", "pinarena", "mimalloc");
+        assertEquals(0.90, r.median(), 1e-9);
+        final StringBuilder md = new StringBuilder();
+        new MallocSection(runs).write(md, dir);
+        assertTrue(md.toString().contains("| churn | 0.50 (0.45–0.95) | 0.90 (0.33–0.95) |"), md.toString());
+    }
+
+    @Test
     void steadyRoundsAreSaidSteady(@TempDir final Path dir) throws Exception
     {
         final List<String> lines = new ArrayList<>(List.of(HEADER));
