@@ -45,8 +45,7 @@ PA_EXPORT void* malloc(size_t n) __attribute__((alias("pa_malloc")));
  * that takes them (alloc_fast.h: the mark, remote or local, and the link
  * before it is followed), so none is handed out unchecked; reading them here
  * first was a chain of dependent loads, a cache miss each for blocks the
- * freeing thread wrote last (prodcons on one CPU: the pair of malloc and
- * remote free 0.73 x the walk's time, README). A block the owner freed again
+ * freeing thread wrote last (figures: README). A block the owner freed again
  * after the remote free is caught there too: the owner's free put it on the
  * local list, its malloc cleared the mark, and the pop that reaches it again
  * on the remote list aborts (double free).

@@ -129,11 +129,12 @@ static inline int pa_marked(const pa_block_t* b) { return (b->mark ^ pa_free_mar
  * is not in b's slice), a link into another slice of a bigger span, or
  * damage. A remote list the owner takes in whole becomes the local list and
  * meets the same pops; the delayed list, and a remote list taken in behind
- * local blocks, are checked the same way as the owner takes them in. Links are stored plain, not encoded with a key: a key
- * would put one more xor on the chain from one malloc of a class to the next
- * (measured +2 to +3 %, README), and the span bound plus the keyed mark on
- * every block a link reaches already keep a forged link from handing out
- * anything. Cost and figures: README. */
+ * local blocks, are checked the same way as the owner takes them in. Links
+ * are stored plain, not encoded with a key: a key would put one more xor on
+ * the chain from one malloc of a class to the next (measured +2 to +3 %,
+ * README), and the span bound plus the keyed mark on every block a link
+ * reaches already keep a forged link from handing out anything. Cost and
+ * figures: README. */
 static inline void pa_link_set(pa_block_t* b, const pa_block_t* next) {
   uintptr_t v = (uintptr_t)next;
   /* scalar: paired with the mark's store, the compiler would otherwise build
