@@ -89,8 +89,7 @@ public final class MallocRuns
                 }
             }
         }
-        return ratios.isEmpty() ? new Samples(Double.NaN)
-            : new Samples(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+        return ratios.isEmpty() ? new Samples(Double.NaN) : Samples.of(ratios);
     }
 
     /**

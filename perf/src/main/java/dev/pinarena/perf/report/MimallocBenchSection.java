@@ -91,7 +91,7 @@ public final class MimallocBenchSection implements ReportSection
                 ratios.add(value.applyAsDouble(shim) / value.applyAsDouble(base));
             }
         }
-        return ratios.isEmpty() ? Double.NaN : new Samples(ratios.stream().mapToDouble(Double::doubleValue).toArray())
+        return ratios.isEmpty() ? Double.NaN : Samples.of(ratios)
             .median();
     }
 

@@ -51,7 +51,7 @@ public final class MpiAppRuns
                     values.add(v);
                 }
             }
-            return values.isEmpty() ? null : new Samples(values.stream().mapToDouble(Double::doubleValue).toArray());
+            return values.isEmpty() ? null : Samples.of(values);
         }
 
         /**
@@ -86,7 +86,7 @@ public final class MpiAppRuns
                     ratios.add(higherBetter ? base / value : value / base);
                 }
             }
-            return ratios.isEmpty() ? null : new Samples(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+            return ratios.isEmpty() ? null : Samples.of(ratios);
         }
     }
 

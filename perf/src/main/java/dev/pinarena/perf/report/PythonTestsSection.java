@@ -94,7 +94,7 @@ public final class PythonTestsSection implements ReportSection
         {
             return null;
         }
-        final Samples samples = new Samples(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+        final Samples samples = Samples.of(ratios);
         return new double[] {samples.min(), samples.median(), samples.max()};
     }
 

@@ -1,6 +1,7 @@
 package dev.pinarena.perf.report;
 
 import java.util.Arrays;
+import java.util.Collection;
 
 /**
  * Repeated measurements of one quantity: min, median and max, and ratios between two such sets.
@@ -20,6 +21,15 @@ public final class Samples
         }
         this.sorted = values.clone();
         Arrays.sort(sorted);
+    }
+
+    /**
+     * @param values at least one measurement, as gathered in a list.
+     * @return those samples.
+     */
+    public static Samples of(final Collection<Double> values)
+    {
+        return new Samples(values.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
     /**
