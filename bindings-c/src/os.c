@@ -160,38 +160,38 @@ int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int lazy_flags, pa
   if (size < PA_CHUNK_MIN || (size & (PA_CHUNK_MIN - 1)) != 0 || align < PA_CHUNK_MIN || !is_pow2(align))
     return -EINVAL;
   if (size + align < size) return -ENOMEM;
-  /* An aligned range of `size` bytes of address space: first without extra
-     (the kernel's pick may happen to be aligned, or it takes an aligned hint),
-     so that a tight RLIMIT_AS is not spent on alignment; else reserve
-     size + align and trim. */
-  size_t resv = size;
-  char* base = os_mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-  if (base != MAP_FAILED && ((uintptr_t)base & (align - 1)) != 0) {
-    /* mappings grow down: the aligned address below is the likely free one */
-    char* below = (char*)((uintptr_t)base & ~(uintptr_t)(align - 1));
-    char* hints[2] = { below, below + align };
-    os_munmap(base, size);
-    base = MAP_FAILED;
-    for (int i = 0; i < 2 && base == MAP_FAILED; i++) {
-      if (hints[i] == NULL) continue;
-      base = os_mmap(hints[i], size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-      if (base != MAP_FAILED && base != hints[i]) { os_munmap(base, size); base = MAP_FAILED; errno = EEXIST; }
-    }
-  }
-  if (base == MAP_FAILED) {
-    resv = size + align - 4096;                    /* room for an aligned start, nothing more */
-    base = os_mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-    if (base == MAP_FAILED) return -errno;
-  }
-  char* aligned = (char*)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
-  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | ((lazy_flags & PA_LAZY_NORESERVE) ? MAP_NORESERVE : 0);
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | ((lazy_flags & PA_LAZY_NORESERVE) ? MAP_NORESERVE : 0);
   if (b == PA_BACK_HUGETLB_2M) flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);
   else if (b == PA_BACK_HUGETLB_1G) flags |= MAP_HUGETLB | (30 << MAP_HUGE_SHIFT);
-  void* p = os_mmap(aligned, size, PROT_READ | PROT_WRITE, flags);   /* over our own reservation */
-  if (p == MAP_FAILED) { int err = -errno; os_munmap(base, resv); return err; }
-  if (aligned > base) os_munmap(base, (size_t)(aligned - base));
-  char* tail = aligned + size;
-  if (tail < base + resv) os_munmap(tail, (size_t)(base + resv - tail));
+  /* The mapping itself, in one call when the kernel's pick is aligned (it
+     usually is: mappings grow down, so a chunk lands just below the last
+     one, at a multiple of its size), else at the aligned address just below
+     or above that pick, which it takes as a hint. Only when neither is free:
+     reserve size + align as PROT_NONE and map the aligned part over it, so
+     that a tight RLIMIT_AS is spent on alignment only when it must be. */
+  char* aligned = os_mmap(NULL, size, PROT_READ | PROT_WRITE, flags);
+  if (aligned != MAP_FAILED && ((uintptr_t)aligned & (align - 1)) != 0) {
+    char* below = (char*)((uintptr_t)aligned & ~(uintptr_t)(align - 1));
+    char* hints[2] = { below, below + align };
+    os_munmap(aligned, size);
+    aligned = MAP_FAILED;
+    for (int i = 0; i < 2 && aligned == MAP_FAILED; i++) {
+      if (hints[i] == NULL) continue;
+      aligned = os_mmap(hints[i], size, PROT_READ | PROT_WRITE, flags);
+      if (aligned != MAP_FAILED && aligned != hints[i]) { os_munmap(aligned, size); aligned = MAP_FAILED; errno = EEXIST; }
+    }
+  }
+  if (aligned == MAP_FAILED) {
+    size_t resv = size + align - 4096;             /* room for an aligned start, nothing more */
+    char* base = os_mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+    if (base == MAP_FAILED) return -errno;
+    aligned = (char*)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
+    void* p = os_mmap(aligned, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED);   /* over our own reservation */
+    if (p == MAP_FAILED) { int err = -errno; os_munmap(base, resv); return err; }
+    if (aligned > base) os_munmap(base, (size_t)(aligned - base));
+    char* tail = aligned + size;
+    if (tail < base + resv) os_munmap(tail, (size_t)(base + resv - tail));
+  }
   if (b == PA_BACK_THP) os_madvise(aligned, size, MADV_HUGEPAGE);    /* best effort: EINVAL without THP */
   else if (b == PA_BACK_4K && !(lazy_flags & PA_LAZY_SYSTEM_THP)) os_madvise(aligned, size, MADV_NOHUGEPAGE);
   out->addr = aligned; out->size = size; out->backing = b;

@@ -2,6 +2,7 @@
 #include "kernel_view.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -151,6 +152,51 @@ TEST(os_chunk_alignment) {
   CHECK_ERR(pa_os_map_chunk(0, NULL, 0, &c), EINVAL);
   CHECK_ERR(pa_os_map_chunk(PA_MiB, NULL, 0, &c), EINVAL);
   CHECK_ERR(pa_os_map_chunk(3 * PA_MiB, NULL, 0, &c), EINVAL);
+}
+
+/* The process's address space in bytes (VmSize), read without malloc. */
+static size_t vm_size(void) {
+  char buf[64] = { 0 };
+  FILE* f = fopen("/proc/self/statm", "r");
+  CHECK(f != NULL, "open /proc/self/statm: %s", strerror(errno));
+  size_t pages = 0;
+  CHECK(fgets(buf, sizeof buf, f) != NULL && sscanf(buf, "%zu", &pages) == 1, "statm unreadable: '%s'", buf);
+  fclose(f);
+  return pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A lazy chunk is one aligned, writable mapping of exactly its size, whether
+ * the kernel's first pick was aligned or not (a page mapped just above the
+ * pick makes it unaligned: then the aligned hint below is taken); nothing of
+ * a first pick, hint or reservation is left mapped beside it. */
+TEST(os_map_lazy_aligned_whatever_the_first_pick) {
+  static const size_t sizes[] = { 4 * PA_MiB, 64 * PA_MiB };
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+    for (int unaligned_pick = 0; unaligned_pick < 2; unaligned_pick++)
+      for (int noreserve = 0; noreserve < 2; noreserve++) {
+        void* guard = MAP_FAILED;
+        if (unaligned_pick) {
+          guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+          CHECK(guard != MAP_FAILED, "mmap guard: %s", strerror(errno));
+        }
+        size_t before = vm_size();
+        pa_mapping_t c;
+        CHECK_OK("pa_os_map_lazy", pa_os_map_lazy(sizes[i], sizes[i], PA_BACK_4K, noreserve ? PA_LAZY_NORESERVE : 0, &c));
+        size_t grown = vm_size() - before;
+        CHECK(c.size == sizes[i] && grown == sizes[i],
+              "size %zu (pick %s): chunk %zu bytes, address space grew by %zu", sizes[i],
+              unaligned_pick ? "unaligned" : "free", c.size, grown);
+        check_chunk_basics(&c);
+        pa_vma_info_t v;
+        CHECK_OK("pa_os_vma_info", pa_os_vma_info(c.addr, &v));
+        CHECK(v.rss_kb * PA_KiB <= 2 * 4096, "lazy chunk populated: Rss %llu kB", (unsigned long long)v.rss_kb);
+        pa_os_unmap_chunk(&c);
+        CHECK(vm_size() == before, "after unmap: %zu bytes left of %zu", vm_size() - before, sizes[i]);
+        if (guard != MAP_FAILED) munmap(guard, 4096);
+      }
+  pa_mapping_t c;
+  CHECK_ERR(pa_os_map_lazy(3 * PA_MiB, 4 * PA_MiB, PA_BACK_4K, 0, &c), EINVAL);
+  CHECK_ERR(pa_os_map_lazy(4 * PA_MiB, 3 * PA_MiB, PA_BACK_4K, 0, &c), EINVAL);
 }
 
 /* 1 GiB hugetlb: uses a free 1 GiB page, or reserves one for the test and gives it back. */
