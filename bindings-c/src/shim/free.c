@@ -20,8 +20,9 @@
  *     the owner's mark, not the remote one (pa_remote_mark). A remote list
  *     taken in whole (onto an empty local list, unread) leaves the block to
  *     the last case below;
- *   - when the span empties and goes back to its chunk (its free list is
- *     walked: a duplicate makes it a cycle);
+ *   - when the span empties and goes back to its chunk (every carved
+ *     block must carry a mark: a duplicate on the list leaves another block
+ *     out, unmarked, though the count says none is);
  *   - at the latest when malloc reaches the second copy of the block, whose
  *     mark the first copy's malloc cleared — before the block could be
  *     handed out twice.
@@ -448,7 +449,9 @@ DELETE_IS_FREE(_ZdaPvSt11align_val_tRKSt9nothrow_t);
  * the span's local list a cycle (its link points back to a block before
  * it). Abort naming the block where the cycle closes, the one freed twice;
  * without a cycle, name `fallback`. */
-static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_span_t* s, const void* fallback) {
+/* The block a span's local list holds twice (where a walk enters the cycle
+ * the duplicate makes), or NULL: the list ends. Cold: error paths only. */
+static PA_COLD pa_block_t* local_list_duplicate(const pa_span_t* s) {
   size_t carved = pa_span_carved(s), n = 0;
   for (pa_block_t* f = s->free; f != NULL; f = pa_link_next(s, f)) {
     if (++n <= carved) continue;
@@ -458,11 +461,16 @@ static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_sp
       fast = pa_link_next(s, fast);
       if (fast != NULL) fast = pa_link_next(s, fast);
     } while (fast != NULL && slow != fast);
-    if (fast == NULL) break;          /* more blocks than carved but no cycle: the list ends; name `fallback` */
+    if (fast == NULL) return NULL;    /* more blocks than carved but no cycle: the list ends */
     for (slow = s->free; slow != fast; slow = pa_link_next(s, slow), fast = pa_link_next(s, fast)) {}
-    double_free(slow);
+    return slow;
   }
-  double_free(fallback);
+  return NULL;
+}
+
+static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_span_t* s, const void* fallback) {
+  pa_block_t* twice = local_list_duplicate(s);
+  double_free(twice != NULL ? twice : fallback);
 }
 
 /* A local free (of b) emptied the span, hit a full one, or took the count
@@ -495,17 +503,33 @@ PA_HIDDEN PA_NOINLINE void pa_free_local_slow(pa_heap_t* h, pa_span_t* s, const 
   if (free_local_settle(h, s, b)) pa_reclaim_free_dirty();
 }
 
-/* A span with no block out: its local free list must hold each carved
- * block once. Called before an empty span goes back to its chunk, so no
- * double free outlives its span. */
+/* An empty span's block without a free mark: out though the count says
+ * none is (another block came back twice: the list holds it twice), or
+ * free and written since (its mark overwritten). */
+static PA_COLD __attribute__((noreturn)) void empty_span_block_unmarked(const pa_span_t* s, const pa_block_t* b) {
+  pa_block_t* twice = local_list_duplicate(s);
+  if (twice != NULL) double_free(twice);
+  pa_free_list_corrupt(b);
+}
+
+/* A span with no block out: each carved block must be free, so carry its
+ * mark (the local one, or the remote one of a list taken in whole). Called
+ * before an empty span goes back to its chunk, so no double free outlives
+ * its span: a block freed twice makes the count reach zero while another
+ * block is still out, and that one has no mark (malloc cleared it). The
+ * marks are read in address order rather than by walking the list (a
+ * duplicate there makes it a cycle): the loads do not wait for each other,
+ * where a walk waits for every link in turn, a cache miss each in a span
+ * freed long ago (phased, README). The walk stays for the error: it names
+ * the block freed twice. */
 PA_HIDDEN void pa_span_check_empty(pa_span_t* s) {
   /* remote frees pending with none out: a block counted back twice; taking
      them in names it (pa_span_collect) */
   if (atomic_load_explicit(&s->thread_free, memory_order_acquire) > PA_TF_DELAYED) pa_span_collect(s);
-  size_t carved = pa_span_carved(s), n = 0;
-  for (pa_block_t* f = s->free; f != NULL; f = pa_link_next(s, f))
-    if (++n > carved) local_list_double_free(s, s->start);
-  if (n != carved) pa_free_list_corrupt(s->start);   /* a carved block is neither out nor free */
+  size_t carved = pa_span_carved(s), bs = s->bsize;
+  const char* b = s->start;
+  for (size_t i = 0; i < carved; i++, b += bs)
+    if (unlikely(!pa_marked((const pa_block_t*)b))) empty_span_block_unmarked(s, (const pa_block_t*)b);
 }
 
 /* Blocks other threads freed into our full spans. A pass due from the

@@ -89,6 +89,29 @@ TEST(shim_bad_double_free_found_when_span_goes_back) {
   for (size_t i = 0; i < SPAN_FILL; i++) free(span_blocks[i]);
 }
 
+/* The same span, every block back and none freed twice, but one free block
+   written after its free over its mark (the word after the link): the
+   check before the span goes back to its chunk reads every block's mark and
+   names that block. */
+static void written_after_free_then_span_empties(void* unused) {
+  (void)unused;
+  char* first = span_blocks[0];
+  size_t k = 0;
+  while (k < SPAN_FILL && (uintptr_t)span_blocks[k] >> 16 == (uintptr_t)first >> 16) k++;
+  for (size_t i = 0; i < k; i++) free(span_blocks[i]);
+  memset((char*)span_blocks[k / 2] + 8, 0x5a, 8);   /* a write after free, over the mark */
+  pinarena_trim();
+}
+
+TEST(shim_bad_write_after_free_found_when_span_goes_back) {
+  for (size_t i = 0; i < SPAN_FILL; i++) span_blocks[i] = malloc(48);
+  CHECK((uintptr_t)span_blocks[SPAN_FILL - 1] >> 16 != (uintptr_t)span_blocks[0] >> 16, "expected a second span");
+  size_t k = 0;
+  while ((uintptr_t)span_blocks[k] >> 16 == (uintptr_t)span_blocks[0] >> 16) k++;
+  su_expect_abort(written_after_free_then_span_empties, NULL, "write after free", span_blocks[k / 2]);
+  for (size_t i = 0; i < SPAN_FILL; i++) free(span_blocks[i]);
+}
+
 static void* thread_free(void* p) { free(p); return NULL; }
 static void twice_cross_thread(void* p) {
   pthread_t t;
