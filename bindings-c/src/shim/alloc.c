@@ -27,7 +27,7 @@ PA_HIDDEN PA_NOINLINE void* pa_span_pop_checked(pa_span_t* s, pa_block_t* b) {
 
 /* Sizes up to 1 KiB: alloc_fast.h. The exported name is the fast path
  * itself (no call in between). */
-PA_HIDDEN void* pa_malloc(size_t n) { return pa_malloc_inline(n); }
+PA_HIDDEN PA_ENTRY_ALIGNED void* pa_malloc(size_t n) { return pa_malloc_inline(n); }
 
 PA_EXPORT void* malloc(size_t n) __attribute__((alias("pa_malloc")));
 

@@ -118,13 +118,13 @@ static inline void* aligned(size_t n, size_t align) {
   return pa_malloc_aligned(n, align);
 }
 
-PA_EXPORT void* NEW(size_t n) {
+PA_EXPORT PA_ENTRY_ALIGNED void* NEW(size_t n) {
   pa_span_t* s = pa_fast_span(pa_heap, n);
   if (likely(s != NULL)) return pa_span_pop(s);
   return new_slow(n, NAME(NEW));
 }
 
-PA_EXPORT void* NEW_ARRAY(size_t n) {
+PA_EXPORT PA_ENTRY_ALIGNED void* NEW_ARRAY(size_t n) {
   pa_span_t* s = pa_fast_span(pa_heap, n);
   if (likely(s != NULL)) return pa_span_pop(s);
   return new_slow(n, NAME(NEW_ARRAY));

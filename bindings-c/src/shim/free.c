@@ -410,7 +410,7 @@ PA_HIDDEN void* pa_realloc_fast(void* p, size_t n) {
   return pa_realloc_moving(p, n);
 }
 
-PA_HIDDEN void pa_free(void* p) {
+PA_HIDDEN PA_ENTRY_ALIGNED void pa_free(void* p) {
   pa_span_t* s = slice_span(p);
   if (unlikely(s == NULL)) { free_generic(p); return; }
   /* one compare: a small span (its owner is set, in the first slice's
