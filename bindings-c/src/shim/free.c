@@ -447,10 +447,8 @@ DELETE_IS_FREE(_ZdaPvSt11align_val_tRKSt9nothrow_t);
 
 /* A block freed twice whose second copy malloc has not reached yet makes
  * the span's local list a cycle (its link points back to a block before
- * it). Abort naming the block where the cycle closes, the one freed twice;
- * without a cycle, name `fallback`. */
-/* The block a span's local list holds twice (where a walk enters the cycle
- * the duplicate makes), or NULL: the list ends. Cold: error paths only. */
+ * it). The block where the cycle closes, the one freed twice, or NULL: the
+ * list ends. Cold: error paths only. */
 static PA_COLD pa_block_t* local_list_duplicate(const pa_span_t* s) {
   size_t carved = pa_span_carved(s), n = 0;
   for (pa_block_t* f = s->free; f != NULL; f = pa_link_next(s, f)) {
@@ -468,6 +466,7 @@ static PA_COLD pa_block_t* local_list_duplicate(const pa_span_t* s) {
   return NULL;
 }
 
+/* Abort naming the block freed twice; without a cycle, `fallback`. */
 static PA_COLD __attribute__((noreturn)) void local_list_double_free(const pa_span_t* s, const void* fallback) {
   pa_block_t* twice = local_list_duplicate(s);
   double_free(twice != NULL ? twice : fallback);

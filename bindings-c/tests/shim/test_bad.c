@@ -71,11 +71,17 @@ TEST(shim_bad_double_free_not_in_a_row) {
    before a span goes back to its chunk finds the duplicate. */
 enum { SPAN_FILL = 3000 };                    /* > 65536 / 48 blocks of 48 bytes */
 static void* span_blocks[SPAN_FILL];
+
+/* How many of span_blocks lie in the first one's span (its 64 KiB slice). */
+static size_t first_span_blocks(void) {
+  size_t k = 0;
+  while (k < SPAN_FILL && (uintptr_t)span_blocks[k] >> 16 == (uintptr_t)span_blocks[0] >> 16) k++;
+  return k;
+}
+
 static void twice_then_span_empties(void* unused) {
   (void)unused;
-  char* first = span_blocks[0];
-  size_t k = 0;                               /* the blocks of first's span */
-  while (k < SPAN_FILL && (uintptr_t)span_blocks[k] >> 16 == (uintptr_t)first >> 16) k++;
+  size_t k = first_span_blocks();
   free(span_blocks[0]);
   for (size_t i = 2; i < k; i++) free(span_blocks[i]);   /* block 1 stays out */
   free(span_blocks[0]);                       /* the second free of block 0: count reaches 0 */
@@ -95,9 +101,7 @@ TEST(shim_bad_double_free_found_when_span_goes_back) {
    names that block. */
 static void written_after_free_then_span_empties(void* unused) {
   (void)unused;
-  char* first = span_blocks[0];
-  size_t k = 0;
-  while (k < SPAN_FILL && (uintptr_t)span_blocks[k] >> 16 == (uintptr_t)first >> 16) k++;
+  size_t k = first_span_blocks();
   for (size_t i = 0; i < k; i++) free(span_blocks[i]);
   memset((char*)span_blocks[k / 2] + 8, 0x5a, 8);   /* a write after free, over the mark */
   pinarena_trim();
@@ -106,9 +110,7 @@ static void written_after_free_then_span_empties(void* unused) {
 TEST(shim_bad_write_after_free_found_when_span_goes_back) {
   for (size_t i = 0; i < SPAN_FILL; i++) span_blocks[i] = malloc(48);
   CHECK((uintptr_t)span_blocks[SPAN_FILL - 1] >> 16 != (uintptr_t)span_blocks[0] >> 16, "expected a second span");
-  size_t k = 0;
-  while ((uintptr_t)span_blocks[k] >> 16 == (uintptr_t)span_blocks[0] >> 16) k++;
-  su_expect_abort(written_after_free_then_span_empties, NULL, "write after free", span_blocks[k / 2]);
+  su_expect_abort(written_after_free_then_span_empties, NULL, "write after free", span_blocks[first_span_blocks() / 2]);
   for (size_t i = 0; i < SPAN_FILL; i++) free(span_blocks[i]);
 }
 
