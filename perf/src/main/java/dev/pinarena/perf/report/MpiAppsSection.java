@@ -7,8 +7,8 @@ import java.util.Locale;
  * "Is a real MPI application slower under the shim?" — hpcc's phases and NetPIPE under glibc, under glibc with
  * the stacks' hooks-off settings ({@code pinarena exec --no-shim}) and under libpinarena.so ({@code pinarena
  * exec}), interleaved round by round, on the host (shared memory) and over rxe0 in the Soft-RoCE guest; each
- * figure as the median of the per-round shim ÷ glibc ratios in time terms, with their spread as its noise, split into the
- * settings' factor and the allocator's.
+ * figure as the median of the per-round shim ÷ glibc ratios in time terms, with their spread as its noise, split
+ * into the settings' factor and the allocator's.
  */
 public final class MpiAppsSection implements ReportSection
 {
@@ -41,9 +41,10 @@ public final class MpiAppsSection implements ReportSection
             .append("guest, one host thread per guest CPU (`--mttcg`: on a single emulation thread the computing rank ")
             .append("and the polling one take turns, and a phase measures the turns), only ratios mean anything ")
             .append("there. Each round runs every configuration back to back, ")
-            .append("the order rotated each round. **shim ÷ glibc** is the median of the per-round ratios, in time terms (rates ")
-            .append("inverted): below 1.0 the shim is faster. The pair range is the smallest and largest ratio of one round's pair: the noise of ")
-            .append("this machine; `slower` (`faster`) only when every pair of at least ")
+            .append("the order rotated each round. **shim ÷ glibc** is the median of the per-round ratios, in ")
+            .append("time terms (rates inverted): below 1.0 the shim is faster. The pair range is the smallest and ")
+            .append("largest ratio of one round's pair: the noise of this machine; `slower` (`faster`) only when ")
+            .append("every pair of at least ")
             .append(MIN_ROUNDS_FOR_VERDICT).append(" rounds was above (below) 1.0: one round here swings by 10 % ")
             .append("and more (hpcc's wall over 8 idle rounds: 0.89–1.10). `SECTION_wall` rows are where hpcc's ")
             .append("wall time goes: each section's seconds between its own clock stamps (set-up and checks included, ")
@@ -90,8 +91,8 @@ public final class MpiAppsSection implements ReportSection
             /* the median of the per-round pairs, as the factors beside it: a ratio of medians pairs rounds that
                ran apart, and one of an application with two states (NetPIPE on the host: 0.6 or 1.0-1.6 s for
                every allocator) could divide one state by the other */
-            md.append(String.format(Locale.ROOT, "**%.2f** | %.2f–%.2f | %s | %d | %s |%n", pairs.median(), pairs.min(),
-                pairs.max(), factors, pairs.count(), verdict(pairs)));
+            md.append(String.format(Locale.ROOT, "**%.2f** | %.2f–%.2f | %s | %d | %s |%n", pairs.median(),
+                pairs.min(), pairs.max(), factors, pairs.count(), verdict(pairs)));
         }
         md.append('\n');
     }

@@ -3,6 +3,7 @@ package dev.pinarena.perf.report;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -43,62 +44,70 @@ class MallocSectionTest
         return rows;
     }
 
+    /** Runs read back from a CSV of these workloads' rows, as collect.sh writes it. */
+    @SafeVarargs
+    private static MallocRuns runs(final Path dir, final List<String>... workloads) throws IOException
+    {
+        final List<String> lines = new ArrayList<>(List.of(HEADER));
+        for (final List<String> workload : workloads)
+        {
+            lines.addAll(workload);
+        }
+        final Path csv = dir.resolve("malloc.csv");
+        Files.write(csv, lines);
+        return MallocRuns.read(csv);
+    }
+
+    /** The section as written from these runs. */
+    private static String section(final MallocRuns runs, final Path dir) throws IOException
+    {
+        final StringBuilder md = new StringBuilder();
+        new MallocSection(runs).write(md, dir);
+        return md.toString();
+    }
+
     @Test
     void namesNoisyWorkloadsByTheReferencesSpread(@TempDir final Path dir) throws Exception
     {
-        final List<String> lines = new ArrayList<>(List.of(HEADER));
-        lines.addAll(rows("steady", new double[] {1.0, 1.1, 1.2}, new double[] {0.5, 0.52, 0.55},
-            new double[] {0.4, 0.9, 2.0}));                                        // the shim's spread is not noise
-        lines.addAll(rows("aligned", new double[] {0.036, 0.037, 0.06}, new double[] {0.027, 0.03, 0.028},
-            new double[] {0.03, 0.03, 0.03}));
-        lines.addAll(rows("regrow", new double[] {0.5, 0.5, 0.5}, new double[] {1.6, 3.2, 1.7},
-            new double[] {0.5, 0.5, 0.5}));
-        final Path csv = dir.resolve("malloc.csv");
-        Files.write(csv, lines);
-        final MallocRuns runs = MallocRuns.read(csv);
+        final MallocRuns runs = runs(dir,
+            rows("steady", new double[] {1.0, 1.1, 1.2}, new double[] {0.5, 0.52, 0.55},
+                new double[] {0.4, 0.9, 2.0}),                                     // the shim's spread is not noise
+            rows("aligned", new double[] {0.036, 0.037, 0.06}, new double[] {0.027, 0.03, 0.028},
+                new double[] {0.03, 0.03, 0.03}),
+            rows("regrow", new double[] {0.5, 0.5, 0.5}, new double[] {1.6, 3.2, 1.7},
+                new double[] {0.5, 0.5, 0.5}));
 
         assertEquals(List.of("aligned (glibc 1.67×, mimalloc 1.11×)", "regrow (glibc 1.00×, mimalloc 2.00×)"),
             MallocSection.noisyWorkloads(runs));
-        final StringBuilder md = new StringBuilder();
-        new MallocSection(runs).write(md, dir);
-        assertTrue(md.toString().contains("Noisy rounds (glibc's or mimalloc's own slowest run past 1.25 × their fastest"
+        final String md = section(runs, dir);
+        assertTrue(md.contains("Noisy rounds (glibc's or mimalloc's own slowest run past 1.25 × their fastest"
             + ": load from elsewhere, or a workload with two states): aligned (glibc 1.67×, mimalloc 1.11×); regrow"
-            + " (glibc 1.00×, mimalloc 2.00×). Their ratios are less certain; `./pinarena bench --step malloc`"), md.toString());
+            + " (glibc 1.00×, mimalloc 2.00×). Their ratios are less certain; `./pinarena bench --step malloc`"), md);
     }
 
     @Test
     void timeRatiosAreMediansOfPerRoundRatios(@TempDir final Path dir) throws Exception
     {
-        final List<String> lines = new ArrayList<>(List.of(HEADER));
         // round 3 has a burst of load on mimalloc's run... and the machine is slower in rounds 2-3 for everyone
         // but the shim's round 3: a ratio of medians would say 1.0 / 2.0 = 0.50
-        lines.addAll(rows("churn", new double[] {2.0, 2.0, 2.0}, new double[] {1.0, 2.0, 3.0},
+        final MallocRuns runs = runs(dir, rows("churn", new double[] {2.0, 2.0, 2.0}, new double[] {1.0, 2.0, 3.0},
             new double[] {0.9, 1.9, 1.0}));
-        final Path csv = dir.resolve("malloc.csv");
-        Files.write(csv, lines);
-        final MallocRuns runs = MallocRuns.read(csv);
 
         final Samples r = runs.timeRatios("churn", "pinarena", "mimalloc");
         assertEquals(0.90, r.median(), 1e-9);
-        final StringBuilder md = new StringBuilder();
-        new MallocSection(runs).write(md, dir);
-        assertTrue(md.toString().contains("| churn | 0.50 (0.45–0.95) | 0.90 (0.33–0.95) |"), md.toString());
+        final String md = section(runs, dir);
+        assertTrue(md.contains("| churn | 0.50 (0.45–0.95) | 0.90 (0.33–0.95) |"), md);
     }
 
     @Test
     void steadyRoundsAreSaidSteady(@TempDir final Path dir) throws Exception
     {
-        final List<String> lines = new ArrayList<>(List.of(HEADER));
-        lines.addAll(rows("churn", new double[] {0.50, 0.51, 0.52}, new double[] {0.21, 0.22, 0.22},
-            new double[] {0.21, 0.22, 0.25}));
-        final Path csv = dir.resolve("malloc.csv");
-        Files.write(csv, lines);
-        final MallocRuns runs = MallocRuns.read(csv);
+        final MallocRuns runs = runs(dir, rows("churn", new double[] {0.50, 0.51, 0.52},
+            new double[] {0.21, 0.22, 0.22}, new double[] {0.21, 0.22, 0.25}));
 
         assertTrue(MallocSection.noisyWorkloads(runs).isEmpty());
-        final StringBuilder md = new StringBuilder();
-        new MallocSection(runs).write(md, dir);
-        assertTrue(md.toString().contains("Every workload's rounds were steady: glibc's and mimalloc's own slowest run "
-            + "within 1.25 × their fastest."), md.toString());
+        final String md = section(runs, dir);
+        assertTrue(md.contains("Every workload's rounds were steady: glibc's and mimalloc's own slowest run "
+            + "within 1.25 × their fastest."), md);
     }
 }

@@ -104,8 +104,8 @@ class MpiAppsSectionTest
         }
         Files.write(host, rows);
         final String text = table(host, dir);
-        assertTrue(text.contains("| host | netpipe | all | wall (s) | 0.620 | – | 1.26 | **1.00** | 0.80–2.60 | – | – | 7 | " +
-            "within noise |"), text);
+        assertTrue(text.contains("| host | netpipe | all | wall (s) | 0.620 | – | 1.26 | **1.00** | 0.80–2.60 | – | – | " +
+            "7 | within noise |"), text);
     }
 
     @Test
