@@ -34,10 +34,10 @@
 #define PA_NOINLINE __attribute__((noinline))
 /* The entry points a program calls millions of times (malloc, free, C++'s
  * new and new[]) start on a cache line: their fast paths, 50-90 bytes, then
- * take the same lines and decode windows whatever code around them changes.
- * At the compiler's 16-byte alignment an unrelated change moved malloc 48
- * bytes into a line and glibc-simple by 2 % (README, "Where the entry points
- * sit"). */
+ * take the same lines and decode windows whatever code around them changes;
+ * at the compiler's 16-byte alignment an unrelated change moved malloc within
+ * its line, and with it a malloc-bound program's time (figures: README,
+ * "Where the entry points sit"). */
 #define PA_ENTRY_ALIGNED __attribute__((aligned(64)))
 
 /* ------------------------------------------------------------------------- */
