@@ -12,8 +12,11 @@ import java.util.Locale;
  */
 public final class MpiAppsSection implements ReportSection
 {
-    /** Rounds below which no verdict is given: single pairs on this machine swing by 10 % and more. */
-    static final int MIN_ROUNDS_FOR_VERDICT = 3;
+    /**
+     * Rounds below which no verdict is given: the fewest in which every pair on one side is less likely than
+     * {@link SignTest#SIGNIFICANCE} from noise alone (2^-5 = 0.03; at 4 rounds 0.06).
+     */
+    static final int MIN_ROUNDS_FOR_VERDICT = 5;
 
     private final MpiAppRuns runs;
 
@@ -43,10 +46,13 @@ public final class MpiAppsSection implements ReportSection
             .append("there. Each round runs every configuration back to back, ")
             .append("the order rotated each round. **shim ÷ glibc** is the median of the per-round ratios, in ")
             .append("time terms (rates inverted): below 1.0 the shim is faster. The pair range is the smallest and ")
-            .append("largest ratio of one round's pair: the noise of this machine; `slower` (`faster`) only when ")
-            .append("every pair of at least ")
-            .append(MIN_ROUNDS_FOR_VERDICT).append(" rounds was above (below) 1.0: one round here swings by 10 % ")
-            .append("and more (hpcc's wall over 8 idle rounds: 0.89–1.10). `SECTION_wall` rows are where hpcc's ")
+            .append("largest ratio of one round's pair: the noise of this machine, where one round swings by 10 % ")
+            .append("and more (hpcc's wall over 8 idle rounds: 0.89–1.10). `slower` (`faster`) only from at least ")
+            .append(MIN_ROUNDS_FOR_VERDICT).append(" rounds, when so many pairs were above (below) 1.0 that a fair ")
+            .append("coin would give as many less often than ")
+            .append(String.format(Locale.ROOT, "%.0f", SignTest.SIGNIFICANCE * 100)).append(" times in 100 (a ")
+            .append("sign test; pairs of exactly 1.0 left out): 5 of 5, 7 of 7, 7 of 8; 3 of 3 happens 1 time in 8 ")
+            .append("by chance. `SECTION_wall` rows are where hpcc's ")
             .append("wall time goes: each section's seconds between its own clock stamps (set-up and checks included, ")
             .append("1 s steps).\n\n");
         md.append("The shim's launch does two things, so a third configuration runs beside them in the same ")
@@ -100,7 +106,8 @@ public final class MpiAppsSection implements ReportSection
     /**
      * @param pairs per-round shim ÷ glibc time ratios.
      * @return with fewer than {@link #MIN_ROUNDS_FOR_VERDICT} pairs, that there are too few; else {@code slower}
-     *         when every pair was slower, {@code faster} when every pair was faster, else {@code within noise}.
+     *         ({@code faster}) when the sign test puts the pairs above (below) 1.0 at
+     *         {@link SignTest#SIGNIFICANCE}, else {@code within noise}.
      */
     static String verdict(final Samples pairs)
     {
@@ -108,11 +115,11 @@ public final class MpiAppsSection implements ReportSection
         {
             return "too few rounds to tell";
         }
-        if (pairs.min() > 1.0)
+        if (SignTest.pAbove(pairs) < SignTest.SIGNIFICANCE)
         {
             return "slower";
         }
-        return pairs.max() < 1.0 ? "faster" : "within noise";
+        return SignTest.pBelow(pairs) < SignTest.SIGNIFICANCE ? "faster" : "within noise";
     }
 
     /**

@@ -58,6 +58,15 @@ public final class Samples
     }
 
     /**
+     * @param i from 0 to {@link #count()} - 1.
+     * @return the i-th smallest sample.
+     */
+    public double get(final int i)
+    {
+        return sorted[i];
+    }
+
+    /**
      * @return the number of samples.
      */
     public int count()

@@ -1,0 +1,78 @@
+package dev.pinarena.perf.report;
+
+/**
+ * The sign test over paired ratios: how often a fair coin gives at least as many pairs on one side of 1.0 as were
+ * measured. Interleaved rounds on a shared machine swing by 10 % and more, so "every pair was slower" proves
+ * nothing at three rounds (a coin does it 1 time in 8); the test says how many rounds a verdict needs.
+ */
+public final class SignTest
+{
+    /** The chance below which a side is taken as real rather than the machine's noise. */
+    public static final double SIGNIFICANCE = 0.05;
+
+    private SignTest()
+    {
+    }
+
+    /**
+     * @param ratios paired ratios (A ÷ B per round).
+     * @return the one-sided p-value that A is larger: the chance that a fair coin, tossed once per pair that is
+     *         not exactly 1.0, comes up heads at least as often as a pair was above 1.0; 1.0 with no such pair.
+     */
+    public static double pAbove(final Samples ratios)
+    {
+        return tail(ratios, true);
+    }
+
+    /**
+     * @param ratios paired ratios (A ÷ B per round).
+     * @return the one-sided p-value that A is smaller, as {@link #pAbove(Samples)} for pairs below 1.0.
+     */
+    public static double pBelow(final Samples ratios)
+    {
+        return tail(ratios, false);
+    }
+
+    /**
+     * @param k successes.
+     * @param n trials, each a fair coin.
+     * @return P(at least k heads in n tosses).
+     */
+    static double atLeast(final int k, final int n)
+    {
+        if (k < 0 || k > n)
+        {
+            throw new IllegalArgumentException("successes " + k + " outside 0.." + n);
+        }
+        double sum = 0;
+        double choose = 1;                                   // C(n, 0), then C(n, i) from C(n, i - 1)
+        for (int i = 0; i <= n; i++)
+        {
+            if (i >= k)
+            {
+                sum += choose;
+            }
+            choose = choose * (n - i) / (i + 1);
+        }
+        return sum / Math.pow(2, n);
+    }
+
+    private static double tail(final Samples ratios, final boolean above)
+    {
+        int over = 0;
+        int under = 0;
+        for (int i = 0; i < ratios.count(); i++)
+        {
+            final double r = ratios.get(i);
+            if (r > 1.0)
+            {
+                over++;
+            }
+            else if (r < 1.0)
+            {
+                under++;
+            }
+        }
+        return atLeast(above ? over : under, over + under);
+    }
+}
