@@ -17,7 +17,10 @@
 #                       unset: the commit's tarball is downloaded from GitHub into $BUILD/src (needs network)
 #   SO        libpinarena.so (default bindings-c/target/libpinarena.so)
 #   MIMALLOC  libmimalloc.so (default Debian's libmimalloc2.0)
-#   ROUNDS    rounds (default 5, quick 2);  PROGRAMS  the programs to run (default all below)
+#   ROUNDS    rounds (default 5, quick 2); a program whose first round's runs took under a second gets
+#             ROUNDS x ceil(1 s / its longest run), at most ROUNDS x SHORT_ROUNDS_MAX (default 8; quick 1:
+#             every quick run is short by design, and the quick bench has a time budget)
+#   PROGRAMS  the programs to run (default all below)
 #   BUILD     where the programs are built (default perf/target/mimalloc-bench)
 # The sources are never copied into this repository: they are MIT- and other-licensed third-party code.
 set -euo pipefail
@@ -36,6 +39,7 @@ SO=${SO:-$ROOT/bindings-c/target/libpinarena.so}
 MIMALLOC=${MIMALLOC:-/usr/lib/x86_64-linux-gnu/libmimalloc.so.2}
 PROGRAMS=${PROGRAMS:-cfrac espresso barnes larson mstress rptest xmalloc-test cache-scratch1 cache-scratchN glibc-simple glibc-thread malloc-large}
 if [ "$QUICK" = 1 ]; then ROUNDS=${ROUNDS:-2}; else ROUNDS=${ROUNDS:-5}; fi
+if [ "$QUICK" = 1 ]; then SHORT_ROUNDS_MAX=${SHORT_ROUNDS_MAX:-1}; else SHORT_ROUNDS_MAX=${SHORT_ROUNDS_MAX:-8}; fi
 PROCS=$(nproc)
 
 for lib in "$SO" "$MIMALLOC"; do
@@ -176,7 +180,8 @@ mkdir -p "$RUN"
 echo "program,allocator,round,seconds,wall_s,cpu_s,peak_kib,time_is" > "$OUT"
 for p in $PROGRAMS; do
   read -r exe args <<< "$(command_of "$p")"
-  for r in $(seq 1 "$ROUNDS"); do
+  rounds=$ROUNDS longest=0
+  for ((r = 1; r <= rounds; r++)); do
     for i in "${!ALLOCS[@]}"; do
       a=${ALLOCS[$(( (i + r) % ${#ALLOCS[@]} ))]}
       # barnes reads its parameters from stdin; espresso and the rest from arguments; run in $RUN (files they write)
@@ -185,9 +190,15 @@ for p in $PROGRAMS; do
         "$BIN/$exe" $args < "$BARNES_IN")
       [ "$code" = 0 ] || { echo "mimalloc-bench: $p under $a exited with $code:" >&2; tail -5 "$RUN/$p-$a.out" >&2; exit 1; }
       echo "$p,$a,$r,$(seconds_of "$p" "$RUN/$p-$a.out" "$wall"),$wall,$cpu,$peak,$(time_is "$p")" >> "$OUT"
+      [ "$r" != 1 ] || longest=$(awk -v a="$longest" -v b="$wall" 'BEGIN { print (b > a ? b : a) }')
     done
+    # a program whose runs take well under a second (mstress: 0.1 s) swings by more than its differences
+    # (5 rounds: 0.94 one run, 1.03 the next): it gets more rounds, at least a second of runs each per round
+    # of the others, at most SHORT_ROUNDS_MAX times as many
+    [ "$r" != 1 ] || rounds=$(awk -v n="$ROUNDS" -v w="$longest" -v m="$SHORT_ROUNDS_MAX" \
+      'BEGIN { k = w > 0 ? int(1 / w + 0.999) : m; if (k < 1) k = 1; if (k > m) k = m; print n * k }')
   done
-  printf '  %s: %d rounds\n' "$p" "$ROUNDS" >&2
+  printf '  %s: %d rounds\n' "$p" "$rounds" >&2
 done
 
 echo "| program | glibc s | mimalloc s | pinarena s | pinarena ÷ mimalloc | pinarena ÷ glibc | CPU ÷ mimalloc | CPU ÷ glibc | peak MiB glibc / mimalloc / pinarena | peak ÷ max |"

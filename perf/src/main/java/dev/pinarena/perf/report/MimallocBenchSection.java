@@ -44,13 +44,15 @@ public final class MimallocBenchSection implements ReportSection
             .append("work they print. A ratio is the median of the per-round ratios (each round's runs lie close ")
             .append("together in time). CPU: user + system seconds per the same work (for a fixed-duration program ")
             .append("its time per work × CPU ÷ wall; rptest prints its figure per CPU second already), steadier ")
-            .append("than time when other work shares the machine. ")
+            .append("than time when other work shares the machine. A program whose runs take under a second ")
+            .append("(mstress: 0.1 s) swings by more than the allocators differ: it runs more rounds (`rounds`), ")
+            .append("about a second of its runs per round of the others. ")
             .append("Peak: largest RSS + HugetlbPages, median. Goal: time ≤ 1.0 × mimalloc and ")
             .append("< 1.0 × glibc, peak ≤ ").append(PEAK_LIMIT).append(" × the larger of glibc's and mimalloc's; ")
             .append("a ratio past its goal is in bold.\n\n");
         md.append("| program | glibc s | mimalloc s | pinarena s | ÷ mimalloc time | ÷ glibc time | ÷ mimalloc CPU |")
-            .append(" ÷ glibc CPU | peak MiB glibc / mimalloc / pinarena | peak ÷ larger |\n")
-            .append("|---|").append("---:|".repeat(9)).append('\n');
+            .append(" ÷ glibc CPU | peak MiB glibc / mimalloc / pinarena | peak ÷ larger | rounds |\n")
+            .append("|---|").append("---:|".repeat(10)).append('\n');
         final List<String> missed = new ArrayList<>();
         for (final String program : runs.programs())
         {
@@ -67,7 +69,9 @@ public final class MimallocBenchSection implements ReportSection
                 .append(cell(roundRatio(program, "glibc", MimallocBenchRuns.Run::cpuPerWork), false))
                 .append(String.format(Locale.ROOT, " %.1f / %.1f / %.1f |", peakGlibc / 1024, peakMimalloc / 1024,
                     peakShim / 1024))
-                .append(cell(peakRatio, peakRatio > PEAK_LIMIT)).append('\n');
+                .append(cell(peakRatio, peakRatio > PEAK_LIMIT))
+                .append(' ').append(runs.runs(program).stream().filter(run -> run.allocator().equals(SHIM)).count())
+                .append(" |\n");
             if (toMimalloc > 1.0 || toGlibc >= 1.0 || peakRatio > PEAK_LIMIT)
             {
                 missed.add(program);
