@@ -80,13 +80,16 @@ public final class MallocSection implements ReportSection
 
         md.append("pinarena ÷ other: time as the median of the per-round ratios (min–max over the rounds; each round ")
             .append("runs every allocator once, back to back), peak as the ratio of the medians; below 1 means pinarena ")
-            .append("is faster or smaller:\n\n");
+            .append("is faster or smaller. A workload whose runs take under a second swings by more than the ")
+            .append("allocators differ: it runs more rounds (`rounds`), about a second of its runs per allocator ")
+            .append("per round of the others:\n\n");
         md.append("| workload |");
         for (final String baseline : BASELINES)
         {
             md.append(" ÷ ").append(baseline).append(" time |");
         }
-        md.append(" ÷ mimalloc peak | ÷ larger of glibc, mimalloc peak |\n|---|").append("---:|".repeat(BASELINES.size() + 2))
+        md.append(" ÷ mimalloc peak | ÷ larger of glibc, mimalloc peak | rounds |\n|---|")
+            .append("---:|".repeat(BASELINES.size() + 3))
             .append('\n');
         for (final String workload : workloads)
         {
@@ -97,7 +100,8 @@ public final class MallocSection implements ReportSection
             }
             md.append(' ').append(String.format(Locale.ROOT, "%.2f",
                 runs.peakKib(workload, SHIM).median() / runs.peakKib(workload, "mimalloc").median())).append(" |");
-            md.append(' ').append(String.format(Locale.ROOT, "%.2f", peakOverLarger(workload, SHIM))).append(" |\n");
+            md.append(' ').append(String.format(Locale.ROOT, "%.2f", peakOverLarger(workload, SHIM))).append(" | ")
+                .append(runs.seconds(workload, SHIM).count()).append(" |\n");
         }
         md.append('\n');
         final List<String> noisy = noisyWorkloads(runs);
