@@ -81,16 +81,17 @@ public final class MallocSection implements ReportSection
         md.append("pinarena ÷ other: time as the median of the per-round ratios (min–max over the rounds; each round ")
             .append("runs every allocator once, back to back), peak as the ratio of the medians; below 1 means pinarena ")
             .append("is faster or smaller. A workload whose runs take under a second swings by more than the ")
-            .append("allocators differ: it runs more rounds (`rounds`), about a second of its runs per allocator ")
-            .append("per round of the others:\n\n");
+            .append("allocators differ: it runs more rounds, about a second of its runs per allocator per round of ")
+            .append("the others. `rounds above mimalloc`: in how many rounds the shim took longer than mimalloc:\n\n");
         md.append("| workload |");
         for (final String baseline : BASELINES)
         {
             md.append(" ÷ ").append(baseline).append(" time |");
         }
-        md.append(" ÷ mimalloc peak | ÷ larger of glibc, mimalloc peak | rounds |\n|---|")
+        md.append(" ÷ mimalloc peak | ÷ larger of glibc, mimalloc peak | rounds above mimalloc |\n|---|")
             .append("---:|".repeat(BASELINES.size() + 3))
             .append('\n');
+        final List<String> beyondNoise = new ArrayList<>();
         for (final String workload : workloads)
         {
             md.append("| ").append(workload).append(" |");
@@ -100,10 +101,17 @@ public final class MallocSection implements ReportSection
             }
             md.append(' ').append(String.format(Locale.ROOT, "%.2f",
                 runs.peakKib(workload, SHIM).median() / runs.peakKib(workload, "mimalloc").median())).append(" |");
+            final Samples toMimalloc = runs.timeRatios(workload, SHIM, "mimalloc");
             md.append(' ').append(String.format(Locale.ROOT, "%.2f", peakOverLarger(workload, SHIM))).append(" | ")
-                .append(runs.seconds(workload, SHIM).count()).append(" |\n");
+                .append(SignTest.above(toMimalloc)).append(" of ").append(toMimalloc.count()).append(" |\n");
+            if (SignTest.pAbove(toMimalloc) < SignTest.SIGNIFICANCE)
+            {
+                beyondNoise.add(workload);
+            }
         }
-        md.append('\n');
+        md.append('\n').append("Slower than mimalloc beyond this machine's noise (so many rounds above it that a fair ")
+            .append("coin would give as many less often than 5 times in 100: the sign test of the MPI table): ")
+            .append(beyondNoise.isEmpty() ? "none" : String.join(", ", beyondNoise)).append(".\n\n");
         final List<String> noisy = noisyWorkloads(runs);
         if (noisy.isEmpty())
         {

@@ -46,17 +46,22 @@ public final class MimallocBenchSection implements ReportSection
             .append("its time per work × CPU ÷ wall; rptest prints its figure per CPU second already), steadier ")
             .append("than time when other work shares the machine. A program whose runs take under a second ")
             .append("(mstress: 0.1 s) swings by more than the allocators differ: it runs more rounds (`rounds`), ")
-            .append("about a second of its runs per round of the others. ")
+            .append("about a second of its runs per round of the others. `rounds above mimalloc`: in how many ")
+            .append("rounds the shim took longer than mimalloc; a program past mimalloc in so many that a fair coin ")
+            .append("would give as many less often than 5 times in 100 (the sign test of the MPI table) is slower ")
+            .append("beyond this machine's noise. ")
             .append("Peak: largest RSS + HugetlbPages, median. Goal: time ≤ 1.0 × mimalloc and ")
             .append("< 1.0 × glibc, peak ≤ ").append(PEAK_LIMIT).append(" × the larger of glibc's and mimalloc's; ")
             .append("a ratio past its goal is in bold.\n\n");
         md.append("| program | glibc s | mimalloc s | pinarena s | ÷ mimalloc time | ÷ glibc time | ÷ mimalloc CPU |")
-            .append(" ÷ glibc CPU | peak MiB glibc / mimalloc / pinarena | peak ÷ larger | rounds |\n")
+            .append(" ÷ glibc CPU | peak MiB glibc / mimalloc / pinarena | peak ÷ larger | rounds above mimalloc |\n")
             .append("|---|").append("---:|".repeat(10)).append('\n');
         final List<String> missed = new ArrayList<>();
+        final List<String> beyondNoise = new ArrayList<>();
         for (final String program : runs.programs())
         {
-            final double toMimalloc = roundRatio(program, "mimalloc", MimallocBenchRuns.Run::seconds);
+            final Samples pairs = roundRatios(program, "mimalloc", MimallocBenchRuns.Run::seconds);
+            final double toMimalloc = pairs == null ? Double.NaN : pairs.median();
             final double toGlibc = roundRatio(program, "glibc", MimallocBenchRuns.Run::seconds);
             final double peakGlibc = median(program, "glibc", run -> run.peakKib());
             final double peakMimalloc = median(program, "mimalloc", run -> run.peakKib());
@@ -70,19 +75,33 @@ public final class MimallocBenchSection implements ReportSection
                 .append(String.format(Locale.ROOT, " %.1f / %.1f / %.1f |", peakGlibc / 1024, peakMimalloc / 1024,
                     peakShim / 1024))
                 .append(cell(peakRatio, peakRatio > PEAK_LIMIT))
-                .append(' ').append(runs.runs(program).stream().filter(run -> run.allocator().equals(SHIM)).count())
-                .append(" |\n");
+                .append(pairs == null ? " – |" : " " + SignTest.above(pairs) + " of " + pairs.count() + " |")
+                .append('\n');
             if (toMimalloc > 1.0 || toGlibc >= 1.0 || peakRatio > PEAK_LIMIT)
             {
                 missed.add(program);
             }
+            if (pairs != null && SignTest.pAbove(pairs) < SignTest.SIGNIFICANCE)
+            {
+                beyondNoise.add(program);
+            }
         }
         md.append('\n').append(missed.isEmpty() ? "Every program within the goal in this run." :
-            "Past the goal in this run: " + String.join(", ", missed) + ".").append("\n\n");
+            "Past the goal in this run: " + String.join(", ", missed) + ".")
+            .append(" Slower than mimalloc beyond this machine's noise (sign test): ")
+            .append(beyondNoise.isEmpty() ? "none" : String.join(", ", beyondNoise)).append(".\n\n");
     }
 
     /** The median over rounds of this round's shim value ÷ this round's other allocator's value. */
     private double roundRatio(final String program, final String other,
+        final ToDoubleFunction<MimallocBenchRuns.Run> value)
+    {
+        final Samples ratios = roundRatios(program, other, value);
+        return ratios == null ? Double.NaN : ratios.median();
+    }
+
+    /** Per round, the shim's value ÷ the other allocator's; null when no round measured both. */
+    private Samples roundRatios(final String program, final String other,
         final ToDoubleFunction<MimallocBenchRuns.Run> value)
     {
         final List<Double> ratios = new ArrayList<>();
@@ -95,8 +114,7 @@ public final class MimallocBenchSection implements ReportSection
                 ratios.add(value.applyAsDouble(shim) / value.applyAsDouble(base));
             }
         }
-        return ratios.isEmpty() ? Double.NaN : Samples.of(ratios)
-            .median();
+        return ratios.isEmpty() ? null : Samples.of(ratios);
     }
 
     private double median(final String program, final String allocator,

@@ -34,6 +34,23 @@ public final class SignTest
     }
 
     /**
+     * @param ratios paired ratios.
+     * @return how many are above 1.0.
+     */
+    public static int above(final Samples ratios)
+    {
+        int n = 0;
+        for (int i = 0; i < ratios.count(); i++)
+        {
+            if (ratios.get(i) > 1.0)
+            {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
      * @param k successes.
      * @param n trials, each a fair coin.
      * @return P(at least k heads in n tosses).
@@ -59,16 +76,11 @@ public final class SignTest
 
     private static double tail(final Samples ratios, final boolean above)
     {
-        int over = 0;
+        final int over = above(ratios);
         int under = 0;
         for (int i = 0; i < ratios.count(); i++)
         {
-            final double r = ratios.get(i);
-            if (r > 1.0)
-            {
-                over++;
-            }
-            else if (r < 1.0)
+            if (ratios.get(i) < 1.0)
             {
                 under++;
             }

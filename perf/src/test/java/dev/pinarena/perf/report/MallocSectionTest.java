@@ -99,7 +99,30 @@ class MallocSectionTest
         assertTrue(md.contains("| churn | 0.50 (0.45–0.95) | 0.90 (0.33–0.95) |"), md);
         // the rounds the shim's ratios come from: a short workload runs more than the others
         assertTrue(md.contains("| churn | 0.50 (0.45–0.95) | 0.90 (0.33–0.95) | 1.00 (0.90–1.90) | 1.00 (0.90–1.90) | "
-            + "1.00 | 1.00 | 3 |"), md);
+            + "1.00 | 1.00 | 0 of 3 |"), md);
+        assertTrue(md.contains("Slower than mimalloc beyond this machine's noise (so many rounds above it"), md);
+        assertTrue(md.contains("the sign test of the MPI table): none."), md);
+    }
+
+    @Test
+    void slowerBeyondNoiseWhenAboveMimallocInEnoughRounds(@TempDir final Path dir) throws Exception
+    {
+        // aligned: 1 % past mimalloc in all 5 rounds (1 in 32 by chance); churn: 5 % past in 4 of 5 (6 in 32)
+        final List<String> rows = new ArrayList<>();
+        final double[] churn = {1.05, 1.05, 1.05, 1.05, 0.95};
+        for (int run = 1; run <= 5; run++)
+        {
+            for (final String allocator : ALLOCATORS)
+            {
+                final boolean shim = allocator.equals("pinarena");
+                rows.add("aligned," + allocator + "," + run + "," + (shim ? 1.01 : 1.0) + ",1024");
+                rows.add("churn," + allocator + "," + run + "," + (shim ? churn[run - 1] : 1.0) + ",1024");
+            }
+        }
+        final String md = section(runs(dir, rows), dir);
+        assertTrue(md.contains("| 1.00 | 1.00 | 5 of 5 |"), md);
+        assertTrue(md.contains("| 1.00 | 1.00 | 4 of 5 |"), md);
+        assertTrue(md.contains("the sign test of the MPI table): aligned."), md);
     }
 
     @Test

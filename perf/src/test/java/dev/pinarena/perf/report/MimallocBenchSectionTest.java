@@ -44,13 +44,41 @@ class MimallocBenchSectionTest
         final StringBuilder md = new StringBuilder();
         new MimallocBenchSection(runs).write(md, dir);
         final String text = md.toString();
-        assertTrue(text.contains("| cfrac | 1.100 | 2.000 | 1.000 | 0.90 | 0.91 | 0.90 | 0.91 | 2.0 / 3.0 / 3.0 | 1.00 | 3 |"),
+        assertTrue(text.contains("| cfrac | 1.100 | 2.000 | 1.000 | 0.90 | 0.91 | 0.90 | 0.91 | 2.0 / 3.0 / 3.0 | 1.00 | 0 of 3 |"),
             text);
         assertTrue(text.contains(
-            "| larson | 700.000 | 80.000 | 96.000 | **1.20** | 0.14 | 1.20 | 0.26 | 10.0 / 20.0 / 30.0 | **1.50** | 1 |"), text);
-        assertTrue(text.contains("| rptest | 2.000 | 4.000 | 3.000 | 0.75 | **1.50** | 0.75 | 1.50 | 1.0 / 1.0 / 1.0 | 1.00 | 1 |"),
+            "| larson | 700.000 | 80.000 | 96.000 | **1.20** | 0.14 | 1.20 | 0.26 | 10.0 / 20.0 / 30.0 | **1.50** | 1 of 1 |"), text);
+        assertTrue(text.contains("| rptest | 2.000 | 4.000 | 3.000 | 0.75 | **1.50** | 0.75 | 1.50 | 1.0 / 1.0 / 1.0 | 1.00 | 0 of 1 |"),
             text);
-        assertTrue(text.contains("Past the goal in this run: larson, rptest."), text);
+        assertTrue(text.contains("Past the goal in this run: larson, rptest. Slower than mimalloc beyond this " +
+            "machine's noise (sign test): none."), text);
+    }
+
+    @Test
+    void slowerBeyondNoiseOnlyWhenTheSignTestSaysSo(@TempDir final Path dir) throws Exception
+    {
+        final List<String> rows = new java.util.ArrayList<>(List.of(HEADER));
+        // espresso: 1 % past mimalloc in all 5 rounds (1 in 32 by chance); barnes: 20 % past in 4 of 5 (6 in 32)
+        final double[] barnes = {1.2, 1.2, 1.2, 1.2, 0.9};
+        for (int r = 1; r <= 5; r++)
+        {
+            rows.add("espresso,mimalloc," + r + ",1.0,1.0,1.0,1024,wall");
+            rows.add("espresso,pinarena," + r + ",1.01,1.01,1.01,1024,wall");
+            rows.add("espresso,glibc," + r + ",2.0,2.0,2.0,1024,wall");
+            rows.add("barnes,mimalloc," + r + ",1.0,1.0,1.0,1024,wall");
+            rows.add("barnes,pinarena," + r + "," + barnes[r - 1] + ",1.0,1.0,1024,wall");
+            rows.add("barnes,glibc," + r + ",2.0,2.0,2.0,1024,wall");
+        }
+        final Path csv = dir.resolve("mimalloc-bench.csv");
+        Files.write(csv, rows);
+        final StringBuilder md = new StringBuilder();
+        new MimallocBenchSection(MimallocBenchRuns.read(csv)).write(md, dir);
+        final String text = md.toString();
+        assertTrue(text.contains("| **1.01** | 0.51 |"), text);
+        assertTrue(text.contains("| 5 of 5 |"), text);
+        assertTrue(text.contains("| 4 of 5 |"), text);
+        assertTrue(text.contains("Past the goal in this run: espresso, barnes. Slower than mimalloc beyond this " +
+            "machine's noise (sign test): espresso."), text);
     }
 
     @Test
