@@ -110,7 +110,8 @@ public final class MallocSection implements ReportSection
             }
         }
         md.append('\n').append("Slower than mimalloc beyond this machine's noise (so many rounds above it that a fair ")
-            .append("coin would give as many less often than 5 times in 100: the sign test of the MPI table): ")
+            .append("coin would give as many less often than ").append(SignTest.percent())
+            .append(" times in 100: the sign test of the MPI table): ")
             .append(beyondNoise.isEmpty() ? "none" : String.join(", ", beyondNoise)).append(".\n\n");
         final List<String> noisy = noisyWorkloads(runs);
         if (noisy.isEmpty())

@@ -50,7 +50,7 @@ public final class MpiAppsSection implements ReportSection
             .append("and more (hpcc's wall over 8 idle rounds: 0.89–1.10). `slower` (`faster`) only from at least ")
             .append(MIN_ROUNDS_FOR_VERDICT).append(" rounds, when so many pairs were above (below) 1.0 that a fair ")
             .append("coin would give as many less often than ")
-            .append(String.format(Locale.ROOT, "%.0f", SignTest.SIGNIFICANCE * 100)).append(" times in 100 (a ")
+            .append(SignTest.percent()).append(" times in 100 (a ")
             .append("sign test; pairs of exactly 1.0 left out): 5 of 5, 7 of 7, 7 of 8; 3 of 3 happens 1 time in 8 ")
             .append("by chance. `SECTION_wall` rows are where hpcc's ")
             .append("wall time goes: each section's seconds between its own clock stamps (set-up and checks included, ")

@@ -1,5 +1,7 @@
 package dev.pinarena.perf.report;
 
+import java.util.Locale;
+
 /**
  * The sign test over paired ratios: how often a fair coin gives at least as many pairs on one side of 1.0 as were
  * measured. Interleaved rounds on a shared machine swing by 10 % and more, so "every pair was slower" proves
@@ -12,6 +14,14 @@ public final class SignTest
 
     private SignTest()
     {
+    }
+
+    /**
+     * @return {@link #SIGNIFICANCE} as a whole number of times in 100, for prose.
+     */
+    public static String percent()
+    {
+        return String.format(Locale.ROOT, "%.0f", SIGNIFICANCE * 100);
     }
 
     /**
