@@ -18,7 +18,7 @@
 #   SO        libpinarena.so (default bindings-c/target/libpinarena.so)
 #   MIMALLOC  libmimalloc.so (default Debian's libmimalloc2.0)
 #   ROUNDS    rounds (default 5, quick 2); a program whose first round's runs took under a second gets
-#             ROUNDS x ceil(1 s / its longest run), at most ROUNDS x SHORT_ROUNDS_MAX (default 8; quick 1:
+#             more (perf/short-run-rounds.sh), at most ROUNDS x SHORT_ROUNDS_MAX (default 8; quick 1:
 #             every quick run is short by design, and the quick bench has a time budget)
 #   PROGRAMS  the programs to run (default all below)
 #   BUILD     where the programs are built (default perf/target/mimalloc-bench)
@@ -192,11 +192,8 @@ for p in $PROGRAMS; do
       echo "$p,$a,$r,$(seconds_of "$p" "$RUN/$p-$a.out" "$wall"),$wall,$cpu,$peak,$(time_is "$p")" >> "$OUT"
       [ "$r" != 1 ] || longest=$(awk -v a="$longest" -v b="$wall" 'BEGIN { print (b > a ? b : a) }')
     done
-    # a program whose runs take well under a second (mstress: 0.1 s) swings by more than its differences
-    # (5 rounds: 0.94 one run, 1.03 the next): it gets more rounds, at least a second of runs each per round
-    # of the others, at most SHORT_ROUNDS_MAX times as many
-    [ "$r" != 1 ] || rounds=$(awk -v n="$ROUNDS" -v w="$longest" -v m="$SHORT_ROUNDS_MAX" \
-      'BEGIN { k = w > 0 ? int(1 / w + 0.999) : m; if (k < 1) k = 1; if (k > m) k = m; print n * k }')
+    # a program whose runs take well under a second gets more rounds (perf/short-run-rounds.sh)
+    [ "$r" != 1 ] || rounds=$("$ROOT/perf/short-run-rounds.sh" "$ROUNDS" "$longest" "$SHORT_ROUNDS_MAX")
   done
   printf '  %s: %d rounds\n' "$p" "$rounds" >&2
 done

@@ -8,12 +8,12 @@
 # (workload k of n: k/n of it, so time a workload leaves unused goes to the next). Each cut is printed
 # and appended to the file CUTS names, if set: "malloc,WORKLOAD,N of REPS rounds".
 # SHORT_ROUNDS_MAX=K (default 1: none): a workload whose round-1 runs all took under a second (aligned,
-# huge, calloc: 1-40 ms) gets REPS x ceil(1 s / its longest run) rounds, at most REPS x K: a run that short
-# swings by more than the allocators differ (aligned: 0.96-1.03 x mimalloc over 7 rounds).
+# huge, calloc: 1-40 ms) gets more rounds, at most REPS x K (perf/short-run-rounds.sh).
 set -euo pipefail
 # time workloads (small objects), then memory workloads (objects of 64 KiB to 1 GiB); WORKLOADS narrows the list
 WORKLOADS=${WORKLOADS:-churn prodcons prodcons-1cpu larson realloc big huge aligned regrow strgrow calloc phased fork}
 BENCH=$1 SO=$2 REPS=$3 OUT=$4
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 L=/usr/lib/x86_64-linux-gnu
 declare -A PRE=([glibc]="" [jemalloc]=$L/libjemalloc.so.2 [mimalloc]=$L/libmimalloc.so.2
                 [tcmalloc]=$L/libtcmalloc_minimal.so.4 [pinarena]=$SO)
@@ -46,8 +46,7 @@ for k in "${!LIST[@]}"; do
       [ "$r" != 1 ] || longest=$(awk -v a="$longest" -v b="$t" 'BEGIN { print (b > a ? b : a) }')
     done
     done=$r last=$(( $(date +%s%N) - began ))
-    [ "$r" != 1 ] || rounds=$(awk -v n="$REPS" -v w="$longest" -v m="${SHORT_ROUNDS_MAX:-1}" \
-      'BEGIN { k = w > 0 ? int(1 / w + 0.999) : m; if (k < 1) k = 1; if (k > m) k = m; print n * k }')
+    [ "$r" != 1 ] || rounds=$("$HERE/../short-run-rounds.sh" "$REPS" "$longest" "${SHORT_ROUNDS_MAX:-1}")
   done
   [ "$done" -lt "$rounds" ] || printf '  %s: %d runs per allocator\n' "$w" "$rounds" >&2
 done
