@@ -370,6 +370,10 @@ PA_HIDDEN size_t pa_remote_trim(void);                 /* pinarena_trim: free re
 PA_HIDDEN size_t pa_remote_reclaim(size_t want);      /* reclaim.c: free unregistered remote chunks to the OS */
 PA_HIDDEN int   pa_remote_owns(uintptr_t a);          /* a lies in a remote chunk; no lock, any context */
 PA_HIDDEN void  pa_stack_watch(const void* addr, size_t len);   /* stack_watch.c: uffd watches a stack's range */
+/* the stacks fed with unmaps, for the stats line (-1: that stack is not fed) */
+long pinarena_stack_events_ucm(void);              /* stack_events.c: ranges forwarded to UCX */
+long pinarena_stack_events_ofi(void);              /* stack_ofi.c: libfabric subscriptions voided by unmaps */
+long pinarena_stack_events_ofi_subscribed(void);   /* stack_ofi.c: ranges libfabric's cache subscribed */
 
 /* the fast paths, shared by glibc.c */
 PA_HIDDEN void* pa_malloc(size_t n);

@@ -1,5 +1,8 @@
 /* stats.c — the counters as one line (PINARENA_STATS at exit,
- * pinarena_write_stats) and as a struct (pinarena_get_stats). */
+ * pinarena_write_stats) and as a struct (pinarena_get_stats). The line also
+ * says what the RDMA stacks fed by the shim heard (ucm_unmaps: ranges
+ * forwarded to UCX; ofi_subscribed, ofi_voided: ranges libfabric's cache
+ * subscribed, and those an unmap voided), when it feeds them. */
 #include "internal.h"
 #include "../../include/pinarena.h"
 
@@ -13,7 +16,7 @@ static char* put_kv(char* p, const char* k, uint64_t v) {
 }
 
 PA_HIDDEN void pa_write_stats(int fd) {
-  char line[2048];                     /* exe (255) and 18 fields of at most 44 bytes: < 1100 */
+  char line[2048];                     /* exe (255) and 21 fields of at most 44 bytes: < 1200 */
   char exe[256];
   ssize_t en = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[en > 0 ? en : 0] = 0;
@@ -39,6 +42,13 @@ PA_HIDDEN void pa_write_stats(int fd) {
   p = put_kv(p, "unregistered_chunks", atomic_load(&pa_gstats.unreg_chunks));
   p = put_kv(p, "unregistered_bytes", atomic_load(&pa_gstats.unreg_bytes));
   p = put_kv(p, "released_bytes", atomic_load(&pa_gstats.released_bytes));
+  /* a stack's fields only when the shim feeds it its unmaps (README: "hooks off") */
+  long ucm = pinarena_stack_events_ucm(), ofi = pinarena_stack_events_ofi();
+  if (ucm >= 0) p = put_kv(p, "ucm_unmaps", (uint64_t)ucm);
+  if (ofi >= 0) {
+    p = put_kv(p, "ofi_subscribed", (uint64_t)pinarena_stack_events_ofi_subscribed());
+    p = put_kv(p, "ofi_voided", (uint64_t)ofi);
+  }
   p = put(p, "\n");
   *p = 0;
   pa_write_str(fd, line);

@@ -39,6 +39,30 @@ static void on_event(int type, void* event, void* arg) {
   else others++;
 }
 
+/* The stats line (PINARENA_STATS), as the shim writes it now. */
+static const char* stats_line(void) {
+  static char line[4096];
+  int fd[2];
+  CHECK(pipe(fd) == 0, "pipe");
+  pinarena_write_stats(fd[1]);
+  close(fd[1]);
+  ssize_t n = read(fd[0], line, sizeof(line) - 1);
+  close(fd[0]);
+  line[n > 0 ? n : 0] = 0;
+  return line;
+}
+
+/* The line says " key=value" (value -1: the key must be absent). */
+static void stats_say(const char* key, long value) {
+  const char* line = stats_line();
+  char want_kv[64];
+  snprintf(want_kv, sizeof want_kv, " %s=", key);
+  if (value < 0) { CHECK(strstr(line, want_kv) == NULL, "the stats line has%s while the stack is not fed: %s", want_kv, line); return; }
+  snprintf(want_kv, sizeof want_kv, " %s=%ld", key, value);
+  const char* at = strstr(line, want_kv);
+  CHECK(at != NULL && (at[strlen(want_kv)] == ' ' || at[strlen(want_kv)] == '\n'), "the stats line lacks%s: %s", want_kv, line);
+}
+
 static int in_lib(void* fn, const char* lib) {
   Dl_info i;
   return dladdr(fn, &i) != 0 && i.dli_fname != NULL && strstr(i.dli_fname, lib) != NULL;
@@ -52,6 +76,7 @@ TEST(stack_events_ucm_unmaps_come_from_the_shim) {
         "ucm_set_event_handler resolves outside libpinarena.so: UCX would subscribe to UCM's own hooks");
   long (*forwarded)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ucm");
   CHECK(forwarded != NULL && forwarded() == -1, "fed before UCX subscribed");
+  stats_say("ucm_unmaps", -1);
   CHECK(set(UCM_EVENT_VM_UNMAPPED, 1000, (void*)on_event, NULL) == 0, "subscription refused");
   CHECK(forwarded() == 0, "the shim did not take UCX's unmap events (forwarded %ld)", forwarded());
 
@@ -61,6 +86,7 @@ TEST(stack_events_ucm_unmaps_come_from_the_shim) {
   CHECK(munmap(p, LEN) == 0, "munmap");
   CHECK(hits >= 1, "munmap of %p reached UCX's subscriber %zu times", (void*)p, hits);
   CHECK(forwarded() >= 1, "forwarded %ld", forwarded());
+  stats_say("ucm_unmaps", forwarded());
 
   /* UCM's own check that the external source reports (it maps and unmaps a page itself) */
   test_external_fn test = (test_external_fn)dlsym(RTLD_DEFAULT, "ucm_test_external_events");
@@ -111,6 +137,8 @@ TEST(stack_events_ofi_unmaps_come_from_the_shim) {
         "fi_fabric resolves outside libpinarena.so: libfabric would keep its own memory monitor");
   long (*forwarded)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ofi");
   CHECK(forwarded != NULL && forwarded() == -1, "fed before a fabric was opened");
+  stats_say("ofi_voided", -1);
+  stats_say("ofi_subscribed", -1);
 
   struct fi_info* info = NULL;
   struct fid_fabric* fabric = ofi_open_fabric(fab, fabric_fn, &info);
@@ -148,6 +176,10 @@ TEST(stack_events_ofi_unmaps_come_from_the_shim) {
   CHECK(munmap(p, 2 * LEN) == 0, "munmap both");
   CHECK(!m->export_ops->valid(m, p, LEN) && !m->export_ops->valid(m, p + LEN, LEN), "valid after the last munmap");
   NOTE("subscriptions voided by unmaps: %ld", forwarded());
+  long (*subscribed)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "pinarena_stack_events_ofi_subscribed");
+  CHECK(subscribed != NULL && subscribed() >= 3, "subscriptions counted: %ld of at least 3", subscribed ? subscribed() : -1L);
+  stats_say("ofi_subscribed", subscribed());
+  stats_say("ofi_voided", forwarded());
   fi_close(&fabric->fid);
   ((void (*)(struct fi_info*))dlvsym(fab, "fi_freeinfo", "FABRIC_1.3"))(info);
 }
