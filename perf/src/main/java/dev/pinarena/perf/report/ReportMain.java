@@ -4,8 +4,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -81,9 +81,8 @@ public final class ReportMain
 
         final StringBuilder md = new StringBuilder();
         md.append("# pinarena performance report\n\n");
-        md.append("Written by `./pinarena bench").append("quick".equals(mode) ? " --quick" : "").append("` on ")
-            .append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append(" (")
-            .append(mode).append(" run). ");
+        md.append("Measured by `./pinarena bench").append("quick".equals(mode) ? " --quick" : "")
+            .append("` in a ").append(mode).append(" run started ").append(runStarted(results)).append(". ");
         if (runTime.stepsRunAgain() == 0)
         {
             md.append("Every ratio compares measurements taken in this same run.\n\n");
@@ -106,5 +105,17 @@ public final class ReportMain
         }
         Files.writeString(report.resolve("REPORT.md"), md.toString(), StandardCharsets.UTF_8);
         System.err.println("wrote " + report.resolve("REPORT.md"));
+    }
+
+    /**
+     * When the whole run began: its results' {@code mode} file is written at its start, and only then (a step run
+     * again with {@code --step}, or the report written again from the same results, leaves it alone); now when
+     * there is none (results put together by hand).
+     */
+    static String runStarted(final Path results) throws IOException
+    {
+        final Path mode = results.resolve("mode");
+        final Instant started = Files.exists(mode) ? Files.getLastModifiedTime(mode).toInstant() : Instant.now();
+        return started.truncatedTo(ChronoUnit.SECONDS).toString();
     }
 }
