@@ -37,7 +37,9 @@ public final class MimallocBenchSection implements ReportSection
             return;
         }
         md.append("The programs of [mimalloc-bench](https://github.com/daanx/mimalloc-bench) (pinned in ")
-            .append("`perf/mimalloc-bench/run.sh`, built from its sources, run with its arguments and nproc threads), ")
+            .append("`perf/mimalloc-bench/run.sh`, built from its sources, run with its arguments and nproc threads; ")
+            .append("cache-scratch with `-fno-allocation-dce -fno-tree-dce`, without which g++ removes its object's ")
+            .append("new/delete and writes and its timed loop touches only the stack, whatever the allocator), ")
             .append("each under glibc, Debian's mimalloc and libpinarena.so (LD_PRELOAD), interleaved: every round ")
             .append("runs each allocator once, in an order that rotates per round. Time: wall seconds, or for the ")
             .append("programs that run a fixed time (larson, xmalloc-test, glibc-thread, rptest) the time per fixed ")
