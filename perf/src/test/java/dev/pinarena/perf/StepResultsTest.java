@@ -54,6 +54,16 @@ class StepResultsTest
         return Files.readString(dir.resolve("results").resolve(name));
     }
 
+    /** The last run's results, then STEP (run again with --step STEPS) writes part of FILE and measures nothing. */
+    private void failedLeavingNothing(final String steps, final String step, final String file) throws Exception
+    {
+        lastRun();
+        final String out = run(steps, "printf 'partial\\n' > \"$2/" + file + "\"; " +
+            "results_unmeasured " + step + " " + file + "; echo kept=$results_kept; results_done");
+        assertTrue(out.contains("kept=0"), out);
+        assertFalse(Files.exists(dir.resolve("results").resolve(file)), "a partial file stayed");
+    }
+
     @Test
     void aStepRunAgainThatMeasuredNothingKeepsTheLastFiguresAndCuts() throws Exception
     {
@@ -72,24 +82,14 @@ class StepResultsTest
     @Test
     void aWholeRunLeavesOutWhatAStepDidNotMeasure() throws Exception
     {
-        lastRun();
-        final String out = run("",
-            "printf 'program\\n' > \"$2/mimalloc-bench.csv\"; " +
-            "results_unmeasured mimalloc-bench mimalloc-bench.csv; echo kept=$results_kept; results_done");
-        assertTrue(out.contains("kept=0"), out);
-        assertFalse(Files.exists(dir.resolve("results").resolve("mimalloc-bench.csv")), "a partial file stayed");
+        failedLeavingNothing("", "mimalloc-bench", "mimalloc-bench.csv");
         assertFalse(Files.exists(dir.resolve("results.last")), "a whole run set a copy aside");
     }
 
     @Test
     void aStepNeverMeasuredBeforeHasNothingToKeep() throws Exception
     {
-        lastRun();
-        final String out = run("python",
-            "printf 'test\\n' > \"$2/python-tests.csv\"; " +
-            "results_unmeasured python python-tests.csv; echo kept=$results_kept; results_done");
-        assertTrue(out.contains("kept=0"), out);
-        assertFalse(Files.exists(dir.resolve("results").resolve("python-tests.csv")), "a partial file stayed");
+        failedLeavingNothing("python", "python", "python-tests.csv");
         assertEquals("malloc,churn,3 of 7\nmimalloc-bench,rptest,2 of 5\n", read("cuts.csv"));
     }
 
