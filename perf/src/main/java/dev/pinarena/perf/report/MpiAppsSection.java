@@ -67,6 +67,9 @@ public final class MpiAppsSection implements ReportSection
         md.append("| where | app | phase | metric | glibc | glibc+settings | shim | shim ÷ glibc | pair range | ")
             .append("settings ÷ glibc | shim ÷ settings | rounds | |\n");
         md.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        int judged = 0;
+        int verdicts = 0;
+        double byChance = 0;
         for (final MpiAppRuns.Metric m : runs.metrics())
         {
             final Samples glibc = m.samples(MpiAppRuns.GLIBC);
@@ -97,11 +100,28 @@ public final class MpiAppsSection implements ReportSection
             /* the median of the per-round pairs, as the factors beside it: a ratio of medians pairs rounds that
                ran apart, and one of an application with two states (NetPIPE on the host: 0.6 or 1.0-1.6 s for
                every allocator) could divide one state by the other */
+            final String verdict = verdict(pairs);
             md.append(String.format(Locale.ROOT, "**%.2f** | %.2f–%.2f | %s | %d | %s |%n", pairs.median(),
-                pairs.min(), pairs.max(), factors, pairs.count(), verdict(pairs)));
+                pairs.min(), pairs.max(), factors, pairs.count(), verdict));
+            if (pairs.count() >= MIN_ROUNDS_FOR_VERDICT)
+            {
+                judged++;
+                verdicts += "slower".equals(verdict) || "faster".equals(verdict) ? 1 : 0;
+                byChance += SignTest.chanceOfVerdict(SignTest.above(pairs) + SignTest.below(pairs));
+            }
         }
         md.append('\n');
+        if (judged > 0)
+        {
+            /* each row is its own test at the same significance: over dozens of rows some get a verdict from
+               noise alone, and which ones changes from run to run */
+            md.append(String.format(Locale.ROOT, "%d of the %d rows with enough rounds got a verdict; noise alone " +
+                "would give about %.1f (each row's chance of as lopsided a count either way, summed), so a lone " +
+                "`slower` or `faster` that the next run does not repeat is most likely one of those.%n%n",
+                verdicts, judged, byChance));
+        }
     }
+
 
     /**
      * @param pairs per-round shim ÷ glibc time ratios.

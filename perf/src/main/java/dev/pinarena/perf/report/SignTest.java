@@ -61,6 +61,46 @@ public final class SignTest
     }
 
     /**
+     * @param ratios paired ratios.
+     * @return how many are below 1.0.
+     */
+    public static int below(final Samples ratios)
+    {
+        int n = 0;
+        for (int i = 0; i < ratios.count(); i++)
+        {
+            if (ratios.get(i) < 1.0)
+            {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * @param n pairs that are not exactly 1.0.
+     * @return the chance that n pairs of pure noise (each side as likely) get a verdict, either side: twice the
+     *         largest one-sided tail below {@link #SIGNIFICANCE} (5 pairs: 2 × 1/32; 7: 2 × 1/128; 8: 2 × 9/256),
+     *         0 when even all n on one side are not that rare.
+     */
+    public static double chanceOfVerdict(final int n)
+    {
+        if (n < 0)
+        {
+            throw new IllegalArgumentException("pairs " + n + " below 0");
+        }
+        for (int k = 0; k <= n; k++)
+        {
+            final double p = atLeast(k, n);                  // falls as k grows: the first below is the largest
+            if (p < SIGNIFICANCE)
+            {
+                return 2 * p;
+            }
+        }
+        return 0;
+    }
+
+    /**
      * @param k successes.
      * @param n trials, each a fair coin.
      * @return P(at least k heads in n tosses).
@@ -87,14 +127,7 @@ public final class SignTest
     private static double tail(final Samples ratios, final boolean above)
     {
         final int over = above(ratios);
-        int under = 0;
-        for (int i = 0; i < ratios.count(); i++)
-        {
-            if (ratios.get(i) < 1.0)
-            {
-                under++;
-            }
-        }
+        final int under = below(ratios);
         return atLeast(above ? over : under, over + under);
     }
 }

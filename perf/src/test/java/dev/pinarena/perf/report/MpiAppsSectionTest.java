@@ -150,6 +150,36 @@ class MpiAppsSectionTest
     }
 
     @Test
+    void saysHowManyVerdictsNoiseAloneWouldGive(@TempDir final Path dir) throws Exception
+    {
+        // three metrics over five rounds: HPL 5 of 5 slower, FFT mixed, latency 5 of 5 faster; a fourth with two
+        // rounds has no verdict and is not counted. Noise: 3 rows × 2/32 = 0.1875
+        final Path csv = dir.resolve("rxe0.csv");
+        final List<String> rows = new java.util.ArrayList<>(List.of(HEADER));
+        final double[] fft = {1.1, 0.9, 1.2, 0.8, 1.05};
+        for (int r = 1; r <= 5; r++)
+        {
+            rows.add("rxe0,hpcc,HPL,HPL_time,s,lower," + r + ",glibc,1.0");
+            rows.add("rxe0,hpcc,HPL,HPL_time,s,lower," + r + ",pinarena,1.1");
+            rows.add("rxe0,hpcc,FFT,FFT_time,s,lower," + r + ",glibc,1.0");
+            rows.add("rxe0,hpcc,FFT,FFT_time,s,lower," + r + ",pinarena," + fft[r - 1]);
+            rows.add("rxe0,hpcc,latency,lat,us,lower," + r + ",glibc,10");
+            rows.add("rxe0,hpcc,latency,lat,us,lower," + r + ",pinarena,9");
+        }
+        rows.add("rxe0,netpipe,all,wall,s,lower,1,glibc,1.0");
+        rows.add("rxe0,netpipe,all,wall,s,lower,1,pinarena,1.5");
+        rows.add("rxe0,netpipe,all,wall,s,lower,2,glibc,1.0");
+        rows.add("rxe0,netpipe,all,wall,s,lower,2,pinarena,1.5");
+        Files.write(csv, rows);
+        final StringBuilder md = new StringBuilder();
+        new MpiAppsSection(MpiAppRuns.read(List.of(csv))).write(md, dir);
+        final String text = md.toString();
+        assertTrue(text.contains("| slower |") && text.contains("| faster |"), text);
+        assertTrue(text.contains("2 of the 3 rows with enough rounds got a verdict; noise alone would give about 0.2"),
+            text);
+    }
+
+    @Test
     void malformedRowNamesFileAndLine(@TempDir final Path dir) throws Exception
     {
         final Path csv = dir.resolve("bad.csv");

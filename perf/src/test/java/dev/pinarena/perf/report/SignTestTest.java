@@ -31,6 +31,19 @@ class SignTestTest
         assertEquals(SignTest.atLeast(3, 4), SignTest.pAbove(ratios), EXACT);   // 3 above, 1 below, 2 ties
         assertEquals(SignTest.atLeast(1, 4), SignTest.pBelow(ratios), EXACT);
         assertEquals(1.0, SignTest.pAbove(new Samples(1.0, 1.0)), EXACT);
+        assertEquals(3, SignTest.above(ratios));
+        assertEquals(1, SignTest.below(ratios));
+    }
+
+    @Test
+    void chanceThatNoiseGetsAVerdict()
+    {
+        assertEquals(0.0, SignTest.chanceOfVerdict(4), EXACT);              // 4 of 4: 1/16, not below 5 in 100
+        assertEquals(2.0 / 32, SignTest.chanceOfVerdict(5), EXACT);         // 5 of 5 either way
+        assertEquals(2.0 / 128, SignTest.chanceOfVerdict(7), EXACT);        // 6 of 7 is 8/128: only 7 of 7
+        assertEquals(2.0 * 9 / 256, SignTest.chanceOfVerdict(8), EXACT);    // 7 or 8 of 8
+        assertEquals(0.0, SignTest.chanceOfVerdict(0), EXACT);
+        assertThrows(IllegalArgumentException.class, () -> SignTest.chanceOfVerdict(-1));
     }
 
     @Test
