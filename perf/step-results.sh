@@ -7,6 +7,7 @@
 #                                       STEPS, a copy of RESULTS as it is (RESULTS.last), until results_done
 #   results_unmeasured STEP FILE...     STEP measured nothing; FILE...: its result files, names inside RESULTS.
 #                                       Sets results_kept=1 when the last run's files are back, else 0
+#   results_step_cuts STEP [FROM]       cuts.csv without STEP's rows, and with FROM's rows of STEP when given
 #   results_done                        the copy goes
 
 results_set_aside() {
@@ -25,8 +26,13 @@ results_unmeasured() {
     if [ -e "$results_last/$f" ]; then cp -a "$results_last/$f" "$results_dir/$f"; results_kept=1; fi
   done
   [ "$results_kept" = 1 ] || return 0
-  # its cuts as the last run made them (cuts.csv rows start with the step's name)
-  rows=$( { grep -v "^$step," "$results_dir/cuts.csv" 2>/dev/null; grep "^$step," "$results_last/cuts.csv" 2>/dev/null; } || true)
+  results_step_cuts "$step" "$results_last/cuts.csv"          # its cuts as the last run made them
+}
+
+results_step_cuts() {
+  local step=$1 from=${2:-} rows
+  # cuts.csv rows start with the step's name (the JMH suite and collect.sh write them so)
+  rows=$( { grep -v "^$step," "$results_dir/cuts.csv" 2>/dev/null; [ -z "$from" ] || grep "^$step," "$from" 2>/dev/null; } || true)
   if [ -n "$rows" ] || [ -e "$results_dir/cuts.csv" ]; then printf '%s' "${rows:+$rows
 }" > "$results_dir/cuts.csv"; fi
 }
