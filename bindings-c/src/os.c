@@ -242,6 +242,12 @@ int pa_os_prefer_huge(void* addr, size_t len) {
   return os_madvise(addr, len, MADV_HUGEPAGE) == 0 ? 0 : -errno;
 }
 
+void pa_os_refuse_huge(void* addr, size_t len) {
+  int saved = errno;
+  os_madvise(addr, len, MADV_NOHUGEPAGE);
+  errno = saved;
+}
+
 /* Fill page_size / thp_bytes from what smaps says, never from what we asked. */
 static int os_readback(pa_mapping_t* c) {
   pa_vma_info_t v;

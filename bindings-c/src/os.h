@@ -79,6 +79,11 @@ int pa_os_map_lazy(size_t size, size_t align, pa_backing_t b, int flags, pa_mapp
  * populated with 2 MiB pages by the pin. Keeps every page. Returns 0 or -errno. */
 int pa_os_prefer_huge(void* addr, size_t len);
 
+/* Refuse transparent huge pages for [addr, addr + len): the library's own tables and metadata, touched
+ * sparsely, where THP "always" would make every touched 2 MiB region a whole huge page. Best effort (a
+ * kernel without THP has nothing to refuse). */
+void pa_os_refuse_huge(void* addr, size_t len);
+
 /* Move the pages of [from, from + len) to `to` (page-aligned, `to` a range of untouched pages of ours)
  * without copying them: the frames (pinned ones included) go with the contents. [from, from + len) stays
  * mapped throughout (MREMAP_DONTUNMAP: no hole another thread's mmap could take) and is then made

@@ -47,6 +47,7 @@ static pa_heap_t* meta_heap(void) {
     size_t len = 64 * 1024;
     char* p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
+    pa_os_refuse_huge(p, len);        /* neighbours merge into one mapping, which THP "always" would fill */
     meta_cur = p; meta_end = p + len;
   }
   pa_heap_t* h = (pa_heap_t*)meta_cur;

@@ -33,6 +33,7 @@ PA_HIDDEN PA_COLD void pa_init_slow(void) {
   size_t tlen = (size_t)1 << (PA_ADDR_BITS - PA_TABLE_SHIFT);   /* 64 MiB of address space, touched sparsely */
   void* t = mmap(NULL, tlen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (t == MAP_FAILED) { pa_write_str(2, "pinarena: cannot map the owner table\n"); abort(); }
+  pa_os_refuse_huge(t, tlen);
   pa_table = (_Atomic(uint8_t)*)t;
   /* The span table (free's fast path) takes 512 MiB of address space: only
      when the address space is not limited. Under RLIMIT_AS a program that
@@ -42,7 +43,10 @@ PA_HIDDEN PA_COLD void pa_init_slow(void) {
   struct rlimit as;
   if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur == RLIM_INFINITY) {
     t = mmap(NULL, tlen * sizeof(uintptr_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (t != MAP_FAILED) pa_span_table = (_Atomic(uintptr_t)*)t;
+    if (t != MAP_FAILED) {
+      pa_os_refuse_huge(t, tlen * sizeof(uintptr_t));
+      pa_span_table = (_Atomic(uintptr_t)*)t;
+    }
   }
   if (pa_span_table == NULL) {
     static _Atomic(uintptr_t) no_span_table[1];      /* free reads entry 0 for NULL only */
