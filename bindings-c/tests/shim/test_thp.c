@@ -111,8 +111,7 @@ TEST(shim_thp_small_object_chunks_refuse_huge_pages) {
  * has none): a program run under the shim (cat, printing its own smaps)
  * shows them, and each must refuse huge pages. In this process earlier
  * tests' huge chunks would be among them. */
-TEST(shim_thp_sparse_tables_refuse_huge_pages) {
-  skip_unless_default();
+TEST(shim_thp_sparse_tables_refuse_huge_pages) {                 /* in every PINARENA_PAGES mode */
   static char out[1 << 20];
   char* argv[] = { "cat", "/proc/self/smaps", NULL };
   CHECK(su_exec(argv, NULL, out, sizeof out) == 0, "cat /proc/self/smaps under the shim: %.300s", out);
