@@ -5,7 +5,8 @@
 #ifndef PA_RAW_MAP_H
 #define PA_RAW_MAP_H
 
-#include <errno.h>
+#include "os.h"
+
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -17,9 +18,7 @@
 static inline void* pa_raw_map(size_t len) {
   void* p = (void*)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
-  int saved = errno;
-  syscall(SYS_madvise, p, len, MADV_NOHUGEPAGE);
-  errno = saved;
+  pa_os_refuse_huge(p, len);
   return p;
 }
 

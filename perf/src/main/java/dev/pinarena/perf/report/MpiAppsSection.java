@@ -122,7 +122,6 @@ public final class MpiAppsSection implements ReportSection
         }
     }
 
-
     /**
      * @param pairs per-round shim ÷ glibc time ratios.
      * @return with fewer than {@link #MIN_ROUNDS_FOR_VERDICT} pairs, that there are too few; else {@code slower}

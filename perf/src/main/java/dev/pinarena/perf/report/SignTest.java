@@ -49,15 +49,7 @@ public final class SignTest
      */
     public static int above(final Samples ratios)
     {
-        int n = 0;
-        for (int i = 0; i < ratios.count(); i++)
-        {
-            if (ratios.get(i) > 1.0)
-            {
-                n++;
-            }
-        }
-        return n;
+        return count(ratios, true);
     }
 
     /**
@@ -66,10 +58,16 @@ public final class SignTest
      */
     public static int below(final Samples ratios)
     {
+        return count(ratios, false);
+    }
+
+    private static int count(final Samples ratios, final boolean above)
+    {
         int n = 0;
         for (int i = 0; i < ratios.count(); i++)
         {
-            if (ratios.get(i) < 1.0)
+            final double r = ratios.get(i);
+            if (above ? r > 1.0 : r < 1.0)
             {
                 n++;
             }
