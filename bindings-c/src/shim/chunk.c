@@ -71,12 +71,13 @@ PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
  * first touch of a chunk's 2 MiB-aligned regions would otherwise take a
  * whole huge page, a small object's span included (mimalloc-bench's
  * glibc-thread: 13.8 MiB peak against glibc's 2.0). A huge chunk holds one
- * object, as dense as glibc's own mmap of it: the system's policy. */
+ * object, as dense as glibc's own mmap of it: the system's policy, but for
+ * the regions at the object's edges (huge_thp.c). */
 static int chunk_map(size_t size, uint8_t kind, pa_mapping_t* os) {
   if (kind == PA_CHUNK_REGULAR && pa_opts.pages == PA_PAGES_HUGETLB)
     return pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, os);
   pa_backing_t b = pa_opts.pages == PA_PAGES_THP ? PA_BACK_THP : PA_BACK_4K;
-  int flags = pa_opts.pages == PA_PAGES_4K || kind == PA_CHUNK_REGULAR ? 0 : PA_LAZY_SYSTEM_THP;
+  int flags = kind == PA_CHUNK_HUGE && pa_huge_system_thp() ? PA_LAZY_SYSTEM_THP : 0;
   if (kind == PA_CHUNK_HUGE) flags |= PA_LAZY_NORESERVE;    /* reserved room to grow: no commit charge */
   return pa_os_map_lazy(size, size, b, flags, os);
 }
@@ -532,6 +533,9 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
     if (!fresh) pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);   /* free slices' pages make room */
     c->huge_dirty = ext;
   }
+  /* before any registration asks for huge pages; fresh: pa_huge_move, once its pages are in (a move onto a
+     range already split in two mappings counted a locked object's pages twice in VmLck, Linux 6.18) */
+  if (!fresh) pa_huge_refuse_edges(c);
   if (pa_opts.reg_eager && !fresh) pa_register_cover(c, ext);     /* fresh: pa_huge_move registers after the move */
   atomic_fetch_add(&pa_gstats.huge_allocs, 1);
   return c;
@@ -550,6 +554,7 @@ PA_HIDDEN int pa_huge_resize(pa_chunk_t* c, size_t n) {
     pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);
     c->huge_dirty = ext;
   }
+  pa_huge_refuse_edges(c);
   if (pa_opts.reg_eager) pa_register_cover(c, ext);
   return 0;
 }
@@ -608,6 +613,7 @@ PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n) {
   }
   pa_prog_moved(obj, d->huge_obj, len);   /* what the program set on the pages went with them */
   if (relock) pa_prog_relock(d->huge_obj, len);
+  pa_huge_refuse_edges(d);                 /* after the move: its pages brought their mapping's flags */
   if (pa_opts.reg_eager) pa_register_cover(d, pa_huge_extent(d));   /* only now: d's pages are the moved ones */
   pthread_mutex_lock(&pa_chunk_lock);
   for (pa_chunk_t** pp = &pa_huge_all; *pp != NULL; pp = &(*pp)->next)

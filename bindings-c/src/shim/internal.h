@@ -239,6 +239,10 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh);
 PA_HIDDEN int   pa_huge_resize(pa_chunk_t* c, size_t n);           /* in place; 0 ok */
 PA_HIDDEN void* pa_huge_move(pa_chunk_t* c, size_t n);            /* its pages into a fresh chunk; NULL: not moved */
 PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c);              /* chunk start to the object's page-rounded end */
+/* A huge chunk follows the system's THP policy unless PINARENA_PAGES chose
+ * pages for every chunk (thp asks for huge pages, 4k refuses them). */
+static inline int pa_huge_system_thp(void) { return pa_opts.pages != PA_PAGES_THP && pa_opts.pages != PA_PAGES_4K; }
+PA_HIDDEN void  pa_huge_refuse_edges(pa_chunk_t* c);               /* huge_thp.c */
 PA_HIDDEN int   pa_huge_release(pa_chunk_t* c);                   /* 1: a reclaim pass is due */
 PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);

@@ -242,18 +242,19 @@ static long drop(uintptr_t a, uintptr_t e, int advice) {
 
 /* mremap with MREMAP_DONTUNMAP takes VM_LOCKED off the old range but leaves
  * its pages counted in VmLck (and RLIMIT_MEMLOCK) for good (seen on 6.18):
- * so a range the program locked, one mapping (else the move fails anyway),
- * is unlocked for the move and locked again at its new address
- * (pa_prog_relock), as glibc's mremap of an mmapped chunk keeps the lock. */
+ * so a range the program locked, all of it (its mappings: one, or several
+ * where a huge chunk's regions refuse huge pages, huge_thp.c), is unlocked for
+ * the move and locked again at its new address (pa_prog_relock), as glibc's
+ * mremap of an mmapped chunk keeps the lock. */
 PA_HIDDEN int pa_prog_unlock_slow(const void* from, size_t len) {
   uintptr_t a = (uintptr_t)from, e = a + len;
   vmawalk_t w;
   if (!atomic_load_explicit(&prog_locked, memory_order_relaxed) || !has_marks(a, e) || walk_open(&w, a, e, 1) != 0)
     return 0;
   int n = 0, locked = 0;
-  while (walk_next(&w)) { n++; locked = w.locked && !shim_locked((void*)w.from); }
+  while (walk_next(&w)) { n++; locked += w.locked && !shim_locked((void*)w.from); }
   pa_lr_close(&w.lr);
-  if (n != 1 || !locked) return 0;
+  if (n == 0 || locked != n) return 0;
   syscall(SYS_munlock, from, len);
   return 1;
 }

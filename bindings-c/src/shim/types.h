@@ -201,6 +201,10 @@ typedef struct pa_chunk_s {
                                   untouched, still zero); only grows: touched pages are never given back */
   size_t             huge_clean; /* HUGE: huge_dirty before the current object was handed out (calloc) */
   uint32_t           huge_freed_ms; /* HUGE: when its last object was freed, pa_busy_ms() (reclaim.c) */
+  uintptr_t          huge_nh_from; /* HUGE, THP "always": refuses transparent huge pages from here to its end (its
+                                  end: nowhere but its first 2 MiB and its islands; 0: not set yet; huge_thp.c) */
+  uintptr_t          huge_nh_tail; /* HUGE, THP "always": the last 2 MiB region refused alone (an island), or 0 */
+  uint32_t           huge_nh_islands; /* HUGE, THP "always": regions refused alone so far */
   uint64_t           used_map[PA_MAX_SLICES / 64];
   uint64_t           dirty_map[PA_MAX_SLICES / 64]; /* REGULAR: slices handed out since they were last discarded:
                                   their pages may be resident (reclaim.c counts the free ones) */

@@ -8,11 +8,15 @@
  * peak: 13.8 MiB against glibc's 2.0 and mimalloc's 4.8). So they refuse
  * huge pages (MADV_NOHUGEPAGE, "nh" in smaps' VmFlags) until a registration
  * asks for them on the range it pins; a huge object's chunk, one dense
- * object, keeps the system's policy, as glibc's own mmap of it does. The
- * flags are checked, not the pages: they do not depend on the machine's THP
- * mode. */
+ * object, keeps the system's policy, as glibc's own mmap of it does, but
+ * under "always" the 2 MiB regions at the object's edges refuse (the
+ * header's, the end's: glibc's mapping ends with the object). The flags are
+ * checked, and where the machine's THP mode matters the test sets it (as
+ * root) for one program, pinarena-thp-probe, and restores it. */
 #include "child.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,9 +89,10 @@ static void small_objects_refuse(void* arg) {
               (void*)small[0], (unsigned long)chunk.start, (unsigned long)chunk.end);
   char* huge = malloc(64 * MiB);
   CHILD_CHECK(huge != NULL, "malloc(64 MiB)");
-  huge[0] = 1;
-  vma_t h = vma_of(huge);
-  CHILD_CHECK(!h.nh, "a huge object's chunk (%p) refuses huge pages: it should keep the system's policy", (void*)huge);
+  huge[32 * MiB] = 1;
+  vma_t h = vma_of(huge + 32 * MiB);
+  CHILD_CHECK(!h.nh, "a huge object's chunk refuses huge pages inside the object (%p): it should keep the system's "
+              "policy there", (void*)(huge + 32 * MiB));
   free(huge);
   for (int i = 0; i < 64; i++) free(small[i]);
 }
@@ -124,4 +129,94 @@ TEST(shim_thp_sparse_tables_refuse_huge_pages) {                 /* in every PIN
   CHECK(c.refusing == c.noreserve, "%d of %d sparse (MAP_NORESERVE) mappings of a program under the shim refuse huge "
         "pages; the first that does not starts at %#lx: under THP \"always\" each 2 MiB region it touches is a whole "
         "huge page", c.refusing, c.noreserve, (unsigned long)c.bad);
+}
+
+/* ---- a huge object's edges, with the system's THP mode set -------------- */
+
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* The mode the brackets mark in THP_ENABLED ("always [madvise] never"): 0, or -1. */
+static int thp_mode_read(char* mode, size_t cap) {
+  char buf[128] = {0};
+  int fd = open(THP_ENABLED, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  char* open_ = n > 0 ? strchr(buf, '[') : NULL;
+  char* close_ = open_ ? strchr(open_, ']') : NULL;
+  if (close_ == NULL || (size_t)(close_ - open_) > cap) return -1;
+  memcpy(mode, open_ + 1, (size_t)(close_ - open_ - 1));
+  mode[close_ - open_ - 1] = 0;
+  return 0;
+}
+
+static int thp_mode_write(const char* mode) {
+  int fd = open(THP_ENABLED, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = write(fd, mode, strlen(mode));
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return n == (ssize_t)strlen(mode) ? 0 : -1;
+}
+
+typedef struct { int moved, head_nh, interior_nh, tail_nh, one_mapping; unsigned long rss_kb, object_kb; } probe_t;
+
+static int probe_parse(const char* line, probe_t* p) {
+  return sscanf(line, "moved=%d head_nh=%d interior_nh=%d tail_nh=%d one_mapping=%d rss_kb=%lu object_kb=%lu",
+                &p->moved, &p->head_nh, &p->interior_nh, &p->tail_nh, &p->one_mapping, &p->rss_kb, &p->object_kb) == 7;
+}
+
+/* pinarena-thp-probe BYTES GROWN under the shim with the system's THP mode
+ * set to `mode` for it (and back): its two lines. A machine where the mode
+ * cannot be set (no THP in the kernel, not root) skips, saying so. */
+static void probe_under(const char* mode, probe_t* first, probe_t* grown) {
+  static char out[8192];
+  char was[32];
+  if (thp_mode_read(was, sizeof was) != 0) SKIP("no " THP_ENABLED ": the kernel has no transparent huge pages");
+  if (thp_mode_write(mode) != 0)
+    SKIP("cannot write " THP_ENABLED " (%s): the test sets the system's THP mode for one program, as root", strerror(errno));
+  char path[512];
+  snprintf(path, sizeof path, "%s/pinarena-thp-probe", getenv("PINARENA_BUILD") ? getenv("PINARENA_BUILD") : ".");
+  /* 9 MiB + 100 KiB, grown in place to 13 MiB + 300 KiB: neither ends on a 2 MiB boundary */
+  char* argv[] = { path, "9539584", "13938688", NULL };
+  int rc = su_exec(argv, NULL, out, sizeof out);
+  CHECK(thp_mode_write(was) == 0, "could not set " THP_ENABLED " back to %s: %s", was, strerror(errno));
+  CHECK(rc == 0, "%s under THP \"%s\": exit %d: %.300s", path, mode, rc, out);
+  char* second = strchr(out, '\n');
+  CHECK(probe_parse(out, first) && second != NULL && probe_parse(second + 1, grown), "%s printed: %.300s", path, out);
+  CHECK(!grown->moved, "realloc moved the object, which its chunk had room for: %.300s", out);
+}
+
+/* Under "always" the regions at the object's edges refuse: its first (with
+ * the header page) and the one holding its end, before and after a growth
+ * in place; the regions it fills keep the system's policy. What the chunk
+ * holds near the object is the object's pages and the header's, not a huge
+ * page past its end (seen before: 1.9 MiB more for each). */
+TEST(shim_thp_huge_object_edges_refuse_under_always) {
+  skip_unless_default();
+  probe_t a, b;
+  probe_under("always", &a, &b);
+  CHECK(a.head_nh && a.tail_nh, "under THP \"always\" a huge object's first region (nh %d) and last (nh %d) must refuse "
+        "huge pages: the header page and the room past its end would take a whole huge page each", a.head_nh, a.tail_nh);
+  CHECK(!a.interior_nh, "under THP \"always\" the region 2 MiB into a 9 MiB object refuses huge pages: it lies inside "
+        "the object and should keep the system's policy");
+  CHECK(b.tail_nh, "after realloc grew it in place, the region holding the object's end does not refuse huge pages");
+  CHECK(a.rss_kb <= a.object_kb + 64, "a 9 MiB object holds %lu kB around it against its %lu kB of pages", a.rss_kb, a.object_kb);
+  CHECK(b.rss_kb <= b.object_kb + 64, "grown to 13 MiB, the object holds %lu kB around it against its %lu kB of pages",
+        b.rss_kb, b.object_kb);
+  NOTE("9 MiB object: %lu kB held for %lu kB; grown to 13 MiB: %lu kB for %lu kB", a.rss_kb, a.object_kb, b.rss_kb, b.object_kb);
+}
+
+/* Under "madvise" no region of a huge chunk gets a huge page unasked: its
+ * edges are left alone, and the chunk stays one mapping (a split would
+ * cost two system calls, two of the process's mappings, and a realloc
+ * that moves the object an mremap across three of them). */
+TEST(shim_thp_huge_object_one_mapping_under_madvise) {
+  skip_unless_default();
+  probe_t a, b;
+  probe_under("madvise", &a, &b);
+  CHECK(a.one_mapping && !a.head_nh && !a.tail_nh && b.one_mapping,
+        "under THP \"madvise\" a huge object's chunk was split (one mapping %d / %d, head nh %d, tail nh %d)",
+        a.one_mapping, b.one_mapping, a.head_nh, a.tail_nh);
 }

@@ -1,0 +1,85 @@
+/* thp_probe.c — run under LD_PRELOAD=libpinarena.so: what transparent huge
+ * pages a huge object's chunk may take, for tests/shim/test_thp.c.
+ *   pinarena-thp-probe BYTES [GROWN]
+ * mallocs BYTES (a huge object: its own chunk), writes every page, and
+ * prints one line; with GROWN, reallocs it to GROWN (in place: the chunk
+ * has room), writes every page and prints another:
+ *   moved=0|1 head_nh=0|1 interior_nh=0|1 tail_nh=0|1 one_mapping=0|1 rss_kb=N object_kb=N
+ * head: the mapping holding the object's first byte (its 2 MiB region holds
+ * the chunk's header page too); interior: the one holding a byte 2 MiB past
+ * the start (that region lies wholly inside the object when it is 6 MiB or
+ * more); tail: the one holding its last byte; nh: "nh" in its VmFlags;
+ * one_mapping: first and last byte in one mapping; rss_kb: Rss of every
+ * mapping from the object's 2 MiB region to 2 MiB past its end (so the
+ * header page and any huge page at the end count); object_kb: its pages. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REGION ((uintptr_t)2 << 20)
+
+typedef struct { uintptr_t start, end; int nh; } vma_t;
+
+/* The mapping holding a, or start == end == 0. */
+static vma_t vma_at(uintptr_t a) {
+  vma_t v = {0, 0, 0}, cur = {0, 0, 0};
+  char line[512];
+  FILE* f = fopen("/proc/self/smaps", "r");
+  if (f == NULL) { perror("thp-probe: /proc/self/smaps"); exit(2); }
+  while (fgets(line, sizeof line, f) != NULL) {
+    unsigned long s, e;
+    if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) { cur.start = s; cur.end = e; }
+    else if (strncmp(line, "VmFlags:", 8) == 0 && a >= cur.start && a < cur.end) {
+      cur.nh = strstr(line, " nh") != NULL;
+      v = cur;
+      break;
+    }
+  }
+  fclose(f);
+  return v;
+}
+
+/* Rss (kB) of the mappings that meet [from, to). */
+static unsigned long rss_kb(uintptr_t from, uintptr_t to) {
+  char line[512];
+  unsigned long s = 0, e = 0, kb, sum = 0;
+  FILE* f = fopen("/proc/self/smaps", "r");
+  if (f == NULL) { perror("thp-probe: /proc/self/smaps"); exit(2); }
+  while (fgets(line, sizeof line, f) != NULL) {
+    unsigned long a, b;
+    if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) { s = a; e = b; }
+    else if (sscanf(line, "Rss: %lu kB", &kb) == 1 && s < to && e > from) sum += kb;
+  }
+  fclose(f);
+  return sum;
+}
+
+static void report(const char* p, size_t n, int moved) {
+  uintptr_t a = (uintptr_t)p, last = a + n - 1;
+  vma_t head = vma_at(a), in = vma_at(a + REGION), tail = vma_at(last);
+  if (head.end == 0 || in.end == 0 || tail.end == 0) { fprintf(stderr, "thp-probe: the object is not mapped\n"); exit(2); }
+  printf("moved=%d head_nh=%d interior_nh=%d tail_nh=%d one_mapping=%d rss_kb=%lu object_kb=%zu\n", moved, head.nh, in.nh,
+         tail.nh, head.start == tail.start, rss_kb(a & ~(REGION - 1), last + REGION), (n + 4095) / 4096 * 4);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) { fprintf(stderr, "usage: pinarena-thp-probe BYTES [GROWN]\n"); return 2; }
+  size_t n = strtoul(argv[1], NULL, 0);
+  char* p = malloc(n);
+  if (p == NULL) { perror("thp-probe: malloc"); return 2; }
+  for (size_t i = 0; i < n; i += 4096) p[i] = 1;
+  p[n - 1] = 1;
+  report(p, n, 0);
+  if (argc > 2) {
+    size_t g = strtoul(argv[2], NULL, 0);
+    char* q = realloc(p, g);
+    if (q == NULL) { perror("thp-probe: realloc"); return 2; }
+    for (size_t i = 0; i < g; i += 4096) q[i] = 2;
+    q[g - 1] = 2;
+    report(q, g, q != p);
+    p = q;
+  }
+  free(p);
+  return 0;
+}
