@@ -18,8 +18,8 @@
  * past it, has 4 KiB pages there. Asking for them again (MADV_HUGEPAGE)
  * would put the region under the defrag setting's direct compaction on
  * fault, which a plain mapping is not (PINARENA_PAGES=thp: perf/native
- * `big` 1.40 x slower, compaction). Each region refused alone is an island
- * (its own mapping, two with the split); an object grown by half each time
+ * `big` 1.40 x slower, compaction). Each region refused alone is an island:
+ * two more mappings (itself, and the split above it); an object grown by half each time
  * (perf/native `regrow`) leaves one per step and keeps huge pages between
  * them. After PA_NH_ISLANDS of them a chunk refuses from its object's end
  * region to its own end instead, one mapping for all the rest, so a chunk
