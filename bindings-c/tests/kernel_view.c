@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 uint64_t tu_status_kb(const char* key) {
@@ -33,14 +34,31 @@ int tu_sysfs_read(const char* path, uint64_t* v) {
   return rc;
 }
 
-int tu_sysfs_write(const char* path, uint64_t v) {
+int tu_sysfs_read_line(const char* path, char* buf, size_t cap) {
+  pa_linereader_t lr;
+  int rc = pa_lr_open(&lr, path);
+  if (rc != 0) return rc;
+  char* line;
+  ssize_t n = pa_lr_next(&lr, &line);
+  rc = n >= 0 && (size_t)n < cap ? 0 : -EIO;
+  if (rc == 0) memcpy(buf, line, (size_t)n + 1);
+  pa_lr_close(&lr);
+  return rc;
+}
+
+int tu_sysfs_write_text(const char* path, const char* text) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
-  char buf[32];
-  int n = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)v);
-  int rc = (write(fd, buf, (size_t)n) == n) ? 0 : -errno;
+  ssize_t n = (ssize_t)strlen(text);
+  int rc = (write(fd, text, (size_t)n) == n) ? 0 : -errno;
   close(fd);
   return rc;
+}
+
+int tu_sysfs_write(const char* path, uint64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)v);
+  return tu_sysfs_write_text(path, buf);
 }
 
 void tu_pfns(const void* addr, size_t npages, uint64_t* out) {

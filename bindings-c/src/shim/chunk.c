@@ -533,8 +533,8 @@ PA_HIDDEN pa_chunk_t* pa_huge_alloc(size_t size, size_t align, int fresh) {
     if (!fresh) pa_reclaim_for(PA_CHUNK_HUGE, ext - c->huge_dirty);   /* free slices' pages make room */
     c->huge_dirty = ext;
   }
-  /* before any registration asks for huge pages; fresh: pa_huge_move, once its pages are in (a move onto a
-     range already split in two mappings counted a locked object's pages twice in VmLck, Linux 6.18) */
+  /* before any registration asks for huge pages; fresh: pa_huge_move does it once the pages are in (a move
+     brings the flags of the mapping they came from) */
   if (!fresh) pa_huge_refuse_edges(c);
   if (pa_opts.reg_eager && !fresh) pa_register_cover(c, ext);     /* fresh: pa_huge_move registers after the move */
   atomic_fetch_add(&pa_gstats.huge_allocs, 1);

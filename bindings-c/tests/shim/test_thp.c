@@ -14,9 +14,8 @@
  * checked, and where the machine's THP mode matters the test sets it (as
  * root) for one program, pinarena-thp-probe, and restores it. */
 #include "child.h"
+#include "kernel_view.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,27 +136,14 @@ TEST(shim_thp_sparse_tables_refuse_huge_pages) {                 /* in every PIN
 
 /* The mode the brackets mark in THP_ENABLED ("always [madvise] never"): 0, or -1. */
 static int thp_mode_read(char* mode, size_t cap) {
-  char buf[128] = {0};
-  int fd = open(THP_ENABLED, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  char* open_ = n > 0 ? strchr(buf, '[') : NULL;
+  char line[128];
+  if (tu_sysfs_read_line(THP_ENABLED, line, sizeof line) != 0) return -1;
+  char* open_ = strchr(line, '[');
   char* close_ = open_ ? strchr(open_, ']') : NULL;
   if (close_ == NULL || (size_t)(close_ - open_) > cap) return -1;
   memcpy(mode, open_ + 1, (size_t)(close_ - open_ - 1));
   mode[close_ - open_ - 1] = 0;
   return 0;
-}
-
-static int thp_mode_write(const char* mode) {
-  int fd = open(THP_ENABLED, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = write(fd, mode, strlen(mode));
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return n == (ssize_t)strlen(mode) ? 0 : -1;
 }
 
 typedef struct { int moved, head_nh, interior_nh, tail_nh, one_mapping; unsigned long rss_kb, object_kb; } probe_t;
@@ -174,14 +160,16 @@ static void probe_under(const char* mode, probe_t* first, probe_t* grown) {
   static char out[8192];
   char was[32];
   if (thp_mode_read(was, sizeof was) != 0) SKIP("no " THP_ENABLED ": the kernel has no transparent huge pages");
-  if (thp_mode_write(mode) != 0)
-    SKIP("cannot write " THP_ENABLED " (%s): the test sets the system's THP mode for one program, as root", strerror(errno));
+  int wrote = tu_sysfs_write_text(THP_ENABLED, mode);
+  if (wrote != 0)
+    SKIP("cannot write " THP_ENABLED " (%s): the test sets the system's THP mode for one program, as root", strerror(-wrote));
   char path[512];
   snprintf(path, sizeof path, "%s/pinarena-thp-probe", getenv("PINARENA_BUILD") ? getenv("PINARENA_BUILD") : ".");
   /* 9 MiB + 100 KiB, grown in place to 13 MiB + 300 KiB: neither ends on a 2 MiB boundary */
   char* argv[] = { path, "9539584", "13938688", NULL };
   int rc = su_exec(argv, NULL, out, sizeof out);
-  CHECK(thp_mode_write(was) == 0, "could not set " THP_ENABLED " back to %s: %s", was, strerror(errno));
+  wrote = tu_sysfs_write_text(THP_ENABLED, was);
+  CHECK(wrote == 0, "could not set " THP_ENABLED " back to %s: %s", was, strerror(-wrote));
   CHECK(rc == 0, "%s under THP \"%s\": exit %d: %.300s", path, mode, rc, out);
   char* second = strchr(out, '\n');
   CHECK(probe_parse(out, first) && second != NULL && probe_parse(second + 1, grown), "%s printed: %.300s", path, out);
