@@ -1,21 +1,24 @@
 /* thp_probe.c — run under LD_PRELOAD=libpinarena.so: what transparent huge
  * pages a huge object's chunk may take, for tests/shim/test_thp.c.
- *   pinarena-thp-probe BYTES [GROWN]
+ *   pinarena-thp-probe BYTES [GROWN [mlock]]
  * mallocs BYTES (a huge object: its own chunk), writes every page, and
- * prints one line; with GROWN, reallocs it to GROWN (in place: the chunk
- * has room), writes every page and prints another:
- *   moved=0|1 head_nh=0|1 interior_nh=0|1 tail_nh=0|1 one_mapping=0|1 rss_kb=N object_kb=N
+ * prints one line; with GROWN, reallocs it to GROWN (in place when the chunk
+ * has room, else its pages move to a new chunk), writes every page and
+ * prints another; with "mlock", locks the object before the realloc:
+ *   moved=0|1 head_nh=0|1 interior_nh=0|1 tail_nh=0|1 one_mapping=0|1 rss_kb=N object_kb=N vmlck_kb=N
  * head: the mapping holding the object's first byte (its 2 MiB region holds
  * the chunk's header page too); interior: the one holding a byte 2 MiB past
  * the start (that region lies wholly inside the object when it is 6 MiB or
  * more); tail: the one holding its last byte; nh: "nh" in its VmFlags;
  * one_mapping: first and last byte in one mapping; rss_kb: Rss of every
  * mapping from the object's 2 MiB region to 2 MiB past its end (so the
- * header page and any huge page at the end count); object_kb: its pages. */
+ * header page and any huge page at the end count); object_kb: its pages;
+ * vmlck_kb: the process's VmLck. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define REGION ((uintptr_t)2 << 20)
 
@@ -55,12 +58,23 @@ static unsigned long rss_kb(uintptr_t from, uintptr_t to) {
   return sum;
 }
 
+static unsigned long vmlck_kb(void) {
+  char line[256];
+  unsigned long kb = 0;
+  FILE* f = fopen("/proc/self/status", "r");
+  if (f == NULL) { perror("thp-probe: /proc/self/status"); exit(2); }
+  while (fgets(line, sizeof line, f) != NULL) if (sscanf(line, "VmLck: %lu kB", &kb) == 1) break;
+  fclose(f);
+  return kb;
+}
+
 static void report(const char* p, size_t n, int moved) {
   uintptr_t a = (uintptr_t)p, last = a + n - 1;
   vma_t head = vma_at(a), in = vma_at(a + REGION), tail = vma_at(last);
   if (head.end == 0 || in.end == 0 || tail.end == 0) { fprintf(stderr, "thp-probe: the object is not mapped\n"); exit(2); }
-  printf("moved=%d head_nh=%d interior_nh=%d tail_nh=%d one_mapping=%d rss_kb=%lu object_kb=%zu\n", moved, head.nh, in.nh,
-         tail.nh, head.start == tail.start, rss_kb(a & ~(REGION - 1), last + REGION), (n + 4095) / 4096 * 4);
+  printf("moved=%d head_nh=%d interior_nh=%d tail_nh=%d one_mapping=%d rss_kb=%lu object_kb=%zu vmlck_kb=%lu\n", moved,
+         head.nh, in.nh, tail.nh, head.start == tail.start, rss_kb(a & ~(REGION - 1), last + REGION), (n + 4095) / 4096 * 4,
+         vmlck_kb());
 }
 
 int main(int argc, char** argv) {
@@ -73,6 +87,7 @@ int main(int argc, char** argv) {
   report(p, n, 0);
   if (argc > 2) {
     size_t g = strtoul(argv[2], NULL, 0);
+    if (argc > 3 && strcmp(argv[3], "mlock") == 0 && mlock(p, n) != 0) { perror("thp-probe: mlock"); return 2; }
     char* q = realloc(p, g);
     if (q == NULL) { perror("thp-probe: realloc"); return 2; }
     for (size_t i = 0; i < g; i += 4096) q[i] = 2;

@@ -146,17 +146,19 @@ static int thp_mode_read(char* mode, size_t cap) {
   return 0;
 }
 
-typedef struct { int moved, head_nh, interior_nh, tail_nh, one_mapping; unsigned long rss_kb, object_kb; } probe_t;
+typedef struct { int moved, head_nh, interior_nh, tail_nh, one_mapping; unsigned long rss_kb, object_kb, vmlck_kb; } probe_t;
 
 static int probe_parse(const char* line, probe_t* p) {
-  return sscanf(line, "moved=%d head_nh=%d interior_nh=%d tail_nh=%d one_mapping=%d rss_kb=%lu object_kb=%lu",
-                &p->moved, &p->head_nh, &p->interior_nh, &p->tail_nh, &p->one_mapping, &p->rss_kb, &p->object_kb) == 7;
+  return sscanf(line, "moved=%d head_nh=%d interior_nh=%d tail_nh=%d one_mapping=%d rss_kb=%lu object_kb=%lu vmlck_kb=%lu",
+                &p->moved, &p->head_nh, &p->interior_nh, &p->tail_nh, &p->one_mapping, &p->rss_kb, &p->object_kb,
+                &p->vmlck_kb) == 8;
 }
 
-/* pinarena-thp-probe BYTES GROWN under the shim with the system's THP mode
- * set to `mode` for it (and back): its two lines. A machine where the mode
- * cannot be set (no THP in the kernel, not root) skips, saying so. */
-static void probe_under(const char* mode, probe_t* first, probe_t* grown) {
+/* pinarena-thp-probe 9 MiB + 100 KiB, then GROWN [mlock], under the shim
+ * with the system's THP mode set to `mode` for it (and back): its two
+ * lines. A machine where the mode cannot be set (no THP in the kernel, not
+ * root) skips, saying so. */
+static void probe_run(const char* mode, char* grown_bytes, char* lock, probe_t* first, probe_t* grown) {
   static char out[8192];
   char was[32];
   if (thp_mode_read(was, sizeof was) != 0) SKIP("no " THP_ENABLED ": the kernel has no transparent huge pages");
@@ -165,15 +167,19 @@ static void probe_under(const char* mode, probe_t* first, probe_t* grown) {
     SKIP("cannot write " THP_ENABLED " (%s): the test sets the system's THP mode for one program, as root", strerror(-wrote));
   char path[512];
   snprintf(path, sizeof path, "%s/pinarena-thp-probe", getenv("PINARENA_BUILD") ? getenv("PINARENA_BUILD") : ".");
-  /* 9 MiB + 100 KiB, grown in place to 13 MiB + 300 KiB: neither ends on a 2 MiB boundary */
-  char* argv[] = { path, "9539584", "13938688", NULL };
+  char* argv[] = { path, "9539584", grown_bytes, lock, NULL };     /* 9 MiB + 100 KiB: not on a 2 MiB boundary */
   int rc = su_exec(argv, NULL, out, sizeof out);
   wrote = tu_sysfs_write_text(THP_ENABLED, was);
   CHECK(wrote == 0, "could not set " THP_ENABLED " back to %s: %s", was, strerror(-wrote));
   CHECK(rc == 0, "%s under THP \"%s\": exit %d: %.300s", path, mode, rc, out);
   char* second = strchr(out, '\n');
   CHECK(probe_parse(out, first) && second != NULL && probe_parse(second + 1, grown), "%s printed: %.300s", path, out);
-  CHECK(!grown->moved, "realloc moved the object, which its chunk had room for: %.300s", out);
+}
+
+/* The same, grown in place to 13 MiB + 300 KiB (the chunk has room). */
+static void probe_under(const char* mode, probe_t* first, probe_t* grown) {
+  probe_run(mode, "13938688", NULL, first, grown);
+  CHECK(!grown->moved, "realloc moved the object, which its chunk had room for");
 }
 
 /* Under "always" the regions at the object's edges refuse: its first (with
@@ -207,4 +213,20 @@ TEST(shim_thp_huge_object_one_mapping_under_madvise) {
   CHECK(a.one_mapping && !a.head_nh && !a.tail_nh && b.one_mapping,
         "under THP \"madvise\" a huge object's chunk was split (one mapping %d / %d, head nh %d, tail nh %d)",
         a.one_mapping, b.one_mapping, a.head_nh, a.tail_nh);
+}
+
+/* Under "always" a huge object spans several mappings (its refused edges).
+ * Locked by the program and grown past its chunk's room (300 MiB), its
+ * pages move (mremap): the lock goes with them and is counted once, as with
+ * one mapping (before: the unlock for the move wanted a single mapping, and
+ * VmLck counted the 9 MiB twice). */
+TEST(shim_thp_split_huge_object_moves_locked_once) {
+  skip_unless_default();
+  if (!strcmp(pinarena_registrar(), "mlock")) SKIP("the mlock registrar locks the heap itself: VmLck is its own");
+  probe_t a, b;
+  probe_run("always", "314572800", "mlock", &a, &b);
+  CHECK(!a.one_mapping, "under THP \"always\" the 9 MiB object is one mapping: its edges do not refuse huge pages");
+  CHECK(b.moved, "realloc to 300 MiB did not move the object's pages");
+  CHECK(b.vmlck_kb == a.vmlck_kb + a.object_kb, "after the move VmLck is %lu kB, want %lu (%lu before, the object %lu): "
+        "the lock is lost or counted twice", b.vmlck_kb, a.vmlck_kb + a.object_kb, a.vmlck_kb, a.object_kb);
 }
