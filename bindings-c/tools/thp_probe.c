@@ -1,15 +1,15 @@
 /* thp_probe.c — run under LD_PRELOAD=libpinarena.so: what transparent huge
  * pages a huge object's chunk may take, for tests/shim/test_thp.c.
- *   pinarena-thp-probe BYTES [GROWN [mlock]]
+ *   pinarena-thp-probe BYTES [GROWN...] [mlock]
  * mallocs BYTES (a huge object: its own chunk), writes every page, and
- * prints one line; with GROWN, reallocs it to GROWN (in place when the chunk
- * has room, else its pages move to a new chunk), writes every page and
- * prints another; with "mlock", locks the object before the realloc:
+ * prints one line; for each GROWN, reallocs it to GROWN (in place when the
+ * chunk has room, else its pages move to a new chunk), writes every page and
+ * prints another; with "mlock", locks the object before the first realloc:
  *   moved=0|1 head_nh=0|1 interior_nh=0|1 tail_nh=0|1 one_mapping=0|1 rss_kb=N object_kb=N vmlck_kb=N
  * head: the mapping holding the object's first byte (its 2 MiB region holds
- * the chunk's header page too); interior: the one holding a byte 2 MiB past
- * the start (that region lies wholly inside the object when it is 6 MiB or
- * more); tail: the one holding its last byte; nh: "nh" in its VmFlags;
+ * the chunk's header page too); interior: the one holding its middle byte
+ * (that region lies wholly inside the object when it is 6 MiB or more);
+ * tail: the one holding its last byte; nh: "nh" in its VmFlags;
  * one_mapping: first and last byte in one mapping; rss_kb: Rss of every
  * mapping from the object's 2 MiB region to 2 MiB past its end (so the
  * header page and any huge page at the end count); object_kb: its pages;
@@ -70,7 +70,7 @@ static unsigned long vmlck_kb(void) {
 
 static void report(const char* p, size_t n, int moved) {
   uintptr_t a = (uintptr_t)p, last = a + n - 1;
-  vma_t head = vma_at(a), in = vma_at(a + REGION), tail = vma_at(last);
+  vma_t head = vma_at(a), in = vma_at(a + n / 2), tail = vma_at(last);
   if (head.end == 0 || in.end == 0 || tail.end == 0) { fprintf(stderr, "thp-probe: the object is not mapped\n"); exit(2); }
   printf("moved=%d head_nh=%d interior_nh=%d tail_nh=%d one_mapping=%d rss_kb=%lu object_kb=%zu vmlck_kb=%lu\n", moved,
          head.nh, in.nh, tail.nh, head.start == tail.start, rss_kb(a & ~(REGION - 1), last + REGION), (n + 4095) / 4096 * 4,
@@ -78,20 +78,21 @@ static void report(const char* p, size_t n, int moved) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) { fprintf(stderr, "usage: pinarena-thp-probe BYTES [GROWN]\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: pinarena-thp-probe BYTES [GROWN...] [mlock]\n"); return 2; }
+  int lock = strcmp(argv[argc - 1], "mlock") == 0;
   size_t n = strtoul(argv[1], NULL, 0);
   char* p = malloc(n);
   if (p == NULL) { perror("thp-probe: malloc"); return 2; }
   for (size_t i = 0; i < n; i += 4096) p[i] = 1;
   p[n - 1] = 1;
   report(p, n, 0);
-  if (argc > 2) {
-    size_t g = strtoul(argv[2], NULL, 0);
-    if (argc > 3 && strcmp(argv[3], "mlock") == 0 && mlock(p, n) != 0) { perror("thp-probe: mlock"); return 2; }
+  if (lock && argc > 3 && mlock(p, n) != 0) { perror("thp-probe: mlock"); return 2; }
+  for (int k = 2; k < argc - lock; k++) {
+    size_t g = strtoul(argv[k], NULL, 0);
     char* q = realloc(p, g);
     if (q == NULL) { perror("thp-probe: realloc"); return 2; }
-    for (size_t i = 0; i < g; i += 4096) q[i] = 2;
-    q[g - 1] = 2;
+    for (size_t i = 0; i < g; i += 4096) q[i] = (char)k;
+    q[g - 1] = (char)k;
     report(q, g, q != p);
     p = q;
   }
