@@ -248,6 +248,20 @@ void pa_os_refuse_huge(void* addr, size_t len) {
   errno = saved;
 }
 
+size_t pa_os_resident_pages(const void* addr, size_t len) {
+  const size_t page = 4096, step = 512 * page;    /* one 2 MiB region per call: a small vector on the stack */
+  unsigned char vec[512];
+  size_t got = 0;
+  int saved = errno;
+  for (size_t off = 0; off < len; off += step) {
+    size_t n = len - off < step ? len - off : step;
+    if (syscall(SYS_mincore, (const char*)addr + off, n, vec) != 0) continue;
+    for (size_t i = 0; i < (n + page - 1) / page; i++) got += vec[i] & 1;
+  }
+  errno = saved;
+  return got;
+}
+
 /* Fill page_size / thp_bytes from what smaps says, never from what we asked. */
 static int os_readback(pa_mapping_t* c) {
   pa_vma_info_t v;

@@ -84,6 +84,10 @@ int pa_os_prefer_huge(void* addr, size_t len);
  * kernel without THP has nothing to refuse). */
 void pa_os_refuse_huge(void* addr, size_t len);
 
+/* The 4 KiB pages of [addr, addr + len) (page-aligned, ours) that are resident (mincore); a part that cannot
+ * be read counts as not resident. Keeps errno. */
+size_t pa_os_resident_pages(const void* addr, size_t len);
+
 /* Move the pages of [from, from + len) to `to` (page-aligned, `to` a range of untouched pages of ours)
  * without copying them: the frames (pinned ones included) go with the contents. [from, from + len) stays
  * mapped throughout (MREMAP_DONTUNMAP: no hole another thread's mmap could take) and is then made

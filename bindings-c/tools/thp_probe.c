@@ -1,5 +1,12 @@
 /* thp_probe.c — run under LD_PRELOAD=libpinarena.so: what transparent huge
- * pages a huge object's chunk may take, for tests/shim/test_thp.c.
+ * pages the shim's chunks may take, for tests/shim/test_thp.c.
+ *   pinarena-thp-probe heap dense|sparse
+ * builds a heap of regular chunks and prints one line,
+ *   first_nh=0|1 last_nh=0|1
+ * for the mappings holding its first and last object: dense, 320 objects
+ * of 1 MiB, every page written (a program that fills what it maps); sparse,
+ * 160 objects of 4 KiB on 2 MiB boundaries (posix_memalign), written (one
+ * page in each 2 MiB region: 320 MiB of chunks, 2 % of them touched).
  *   pinarena-thp-probe BYTES [GROWN...] [mlock]
  * mallocs BYTES (a huge object: its own chunk), writes every page, and
  * prints one line; for each GROWN, reallocs it to GROWN (in place when the
@@ -77,8 +84,28 @@ static void report(const char* p, size_t n, int moved) {
          vmlck_kb());
 }
 
+static int heap(const char* how) {
+  enum { DENSE = 320, SPARSE = 160 };
+  static char* obj[DENSE];
+  int dense = strcmp(how, "dense") == 0, n = dense ? DENSE : SPARSE;
+  if (!dense && strcmp(how, "sparse") != 0) { fprintf(stderr, "thp-probe: heap dense|sparse, not %s\n", how); return 2; }
+  for (int i = 0; i < n; i++) {
+    size_t len = dense ? (size_t)1 << 20 : 4096;
+    if (dense) obj[i] = malloc(len);
+    else if (posix_memalign((void**)&obj[i], REGION, len) != 0) obj[i] = NULL;
+    if (obj[i] == NULL) { perror("thp-probe: malloc"); return 2; }
+    for (size_t k = 0; k < len; k += 4096) obj[i][k] = 1;
+  }
+  vma_t first = vma_at((uintptr_t)obj[0]), last = vma_at((uintptr_t)obj[n - 1]);
+  if (first.end == 0 || last.end == 0) { fprintf(stderr, "thp-probe: an object is not mapped\n"); return 2; }
+  printf("first_nh=%d last_nh=%d\n", first.nh, last.nh);
+  for (int i = 0; i < n; i++) free(obj[i]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2) { fprintf(stderr, "usage: pinarena-thp-probe BYTES [GROWN...] [mlock]\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: pinarena-thp-probe heap dense|sparse | BYTES [GROWN...] [mlock]\n"); return 2; }
+  if (strcmp(argv[1], "heap") == 0) return argc == 3 ? heap(argv[2]) : 2;
   int lock = strcmp(argv[argc - 1], "mlock") == 0;
   size_t n = strtoul(argv[1], NULL, 0);
   char* p = malloc(n);

@@ -11,7 +11,8 @@
  * covers). A page once touched stays (it may be registered by anyone), so
  * laziness never gives a page back; it only never takes one for nothing.
  * Backing (PINARENA_PAGES): by default a regular chunk refuses transparent
- * huge pages (see chunk_map), and huge pages are asked for (MADV_HUGEPAGE)
+ * huge pages (see chunk_map) unless the program is seen to fill what it
+ * maps (regular_thp.c), and huge pages are asked for (MADV_HUGEPAGE)
  * only where a registration is about to pin: there the whole range gets
  * populated anyway, and 2 MiB pages cut the device's translation entries.
  * A huge chunk follows the system's THP policy. hugetlb pool pages are used only when
@@ -70,23 +71,24 @@ PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
  * registration asks for them on the range it pins: under THP "always" every
  * first touch of a chunk's 2 MiB-aligned regions would otherwise take a
  * whole huge page, a small object's span included (mimalloc-bench's
- * glibc-thread: 13.8 MiB peak against glibc's 2.0). A huge chunk holds one
- * object, as dense as glibc's own mmap of it: the system's policy, but for
- * the regions at the object's edges (huge_thp.c). */
-static int chunk_map(size_t size, uint8_t kind, pa_mapping_t* os) {
+ * glibc-thread: 13.8 MiB peak against glibc's 2.0), but for a program that
+ * is seen to fill what it maps (system_thp: regular_thp.c). A huge chunk
+ * holds one object, as dense as glibc's own mmap of it: the system's
+ * policy, but for the regions at the object's edges (huge_thp.c). */
+static int chunk_map(size_t size, uint8_t kind, int system_thp, pa_mapping_t* os) {
   if (kind == PA_CHUNK_REGULAR && pa_opts.pages == PA_PAGES_HUGETLB)
     return pa_os_map_chunk(size, pa_opts.prefs, pa_opts.nprefs, os);
   pa_backing_t b = pa_opts.pages == PA_PAGES_THP ? PA_BACK_THP : PA_BACK_4K;
-  int flags = kind == PA_CHUNK_HUGE && pa_huge_system_thp() ? PA_LAZY_SYSTEM_THP : 0;
+  int flags = system_thp ? PA_LAZY_SYSTEM_THP : 0;
   if (kind == PA_CHUNK_HUGE) flags |= PA_LAZY_NORESERVE;    /* reserved room to grow: no commit charge */
   return pa_os_map_lazy(size, size, b, flags, os);
 }
 
 /* Map and set up one chunk. No lock held: registration may call malloc. */
-static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
+static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind, int system_thp) {
   pa_mapping_t os;
   int saved = errno;
-  int rc = chunk_map(size, kind, &os);
+  int rc = chunk_map(size, kind, system_thp, &os);
   errno = saved;                       /* fallbacks (hugetlb -> thp) are not the caller's error */
   if (rc != 0) {
     atomic_fetch_add(&pa_gstats.os_refusals, 1);
@@ -97,6 +99,7 @@ static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
   c->magic = PA_CHUNK_MAGIC;
   c->shift = (uint8_t)log2_ceil(size);
   c->kind = kind;
+  c->thp_system = (uint8_t)system_thp;
   c->os = os;
   if (kind == PA_CHUNK_REGULAR) {
     size_t n = size >> PA_SLICE_SHIFT;
@@ -120,6 +123,7 @@ static PA_COLD pa_chunk_t* chunk_new(size_t size, uint8_t kind) {
     }
     atomic_fetch_add(&pa_gstats.chunks, 1);
     atomic_fetch_add(&pa_gstats.chunk_bytes, size);
+    if (system_thp) atomic_fetch_add(&pa_gstats.thp_chunk_bytes, size);
   } else {
     c->huge_dirty = PA_HUGE_HDR;
     atomic_fetch_add(&pa_gstats.huge_chunks, 1);
@@ -318,9 +322,10 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap
        full-size chunk. */
     size_t size = regular_chunk_size();
     if (small_made < 2 && (n + as) << PA_SLICE_SHIFT <= pa_opts.chunk_first / 2) { size = pa_opts.chunk_first; small_made++; }
+    int system_thp = pa_regular_keeps_thp();
     pthread_mutex_unlock(&pa_chunk_lock);
     pa_reclaim_for(PA_CHUNK_REGULAR, size);   /* free huge chunks' pages make room for it */
-    pa_chunk_t* c = chunk_new(size, PA_CHUNK_REGULAR);
+    pa_chunk_t* c = chunk_new(size, PA_CHUNK_REGULAR, system_thp);
     if (c == NULL) return NULL;
     pthread_mutex_lock(&pa_chunk_lock);
     c->next = pa_chunks;               /* newest first: it has the most room */
@@ -445,7 +450,7 @@ static pa_chunk_t* huge_new(unsigned sh) {
   unsigned want = sh + PA_HUGE_ROOM_SHIFT;
   if (want >= PA_ADDR_BITS - 2) want = PA_ADDR_BITS - 2;
   for (unsigned s = want; s + 1 > sh; s--) {
-    pa_chunk_t* c = chunk_new((size_t)1 << s, PA_CHUNK_HUGE);
+    pa_chunk_t* c = chunk_new((size_t)1 << s, PA_CHUNK_HUGE, pa_huge_system_thp());
     if (c != NULL) return c;
   }
   return NULL;
@@ -689,7 +694,11 @@ PA_HIDDEN size_t pa_trim_chunks(void) {
     table_set(c, size, 0, c->kind == PA_CHUNK_REGULAR);
     pa_mapping_t os = c->os;
     if (c->kind == PA_CHUNK_HUGE) { atomic_fetch_sub(&pa_gstats.huge_chunks, 1); atomic_fetch_sub(&pa_gstats.huge_bytes, size); }
-    else { atomic_fetch_sub(&pa_gstats.chunks, 1); atomic_fetch_sub(&pa_gstats.chunk_bytes, size); }
+    else {
+      atomic_fetch_sub(&pa_gstats.chunks, 1);
+      atomic_fetch_sub(&pa_gstats.chunk_bytes, size);
+      if (c->thp_system) atomic_fetch_sub(&pa_gstats.thp_chunk_bytes, size);
+    }
     int saved = errno;
     pa_os_unmap_chunk(&os);          /* not registered any more (invariant in os.h) */
     errno = saved;

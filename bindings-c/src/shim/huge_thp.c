@@ -46,7 +46,7 @@
  * mode); a kernel without THP has no file: not "always". */
 static _Atomic int thp_mode = -1;          /* -1 unread, 0 not always, 1 always */
 
-static int thp_always(void) {
+PA_HIDDEN int pa_thp_always(void) {
   int m = atomic_load_explicit(&thp_mode, memory_order_relaxed);
   if (m >= 0) return m;
   char buf[64] = {0};
@@ -63,7 +63,7 @@ static int thp_always(void) {
 PA_HIDDEN void pa_huge_refuse_edges(pa_chunk_t* c) {
   if (!pa_huge_system_thp()) return;     /* PINARENA_PAGES=thp or 4k: chunk_map set the whole chunk */
   int saved = errno;
-  int always = thp_always();
+  int always = pa_thp_always();
   errno = saved;
   if (!always) return;
   uintptr_t base = (uintptr_t)c, end = base + ((size_t)1 << c->shift);

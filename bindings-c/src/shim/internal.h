@@ -243,6 +243,8 @@ PA_HIDDEN size_t pa_huge_extent(const pa_chunk_t* c);              /* chunk star
  * pages for every chunk (thp asks for huge pages, 4k refuses them). */
 static inline int pa_huge_system_thp(void) { return pa_opts.pages != PA_PAGES_THP && pa_opts.pages != PA_PAGES_4K; }
 PA_HIDDEN void  pa_huge_refuse_edges(pa_chunk_t* c);               /* huge_thp.c */
+PA_HIDDEN int   pa_thp_always(void);                              /* huge_thp.c: the system's THP mode is "always" */
+PA_HIDDEN int   pa_regular_keeps_thp(void);                       /* regular_thp.c; pa_chunk_lock held */
 PA_HIDDEN int   pa_huge_release(pa_chunk_t* c);                   /* 1: a reclaim pass is due */
 PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);

@@ -34,6 +34,7 @@ PA_HIDDEN void pa_write_stats(int fd) {
   p = put_kv(p, "huge_allocs", atomic_load(&pa_gstats.huge_allocs));
   p = put_kv(p, "chunks", atomic_load(&pa_gstats.chunks));
   p = put_kv(p, "chunk_bytes", atomic_load(&pa_gstats.chunk_bytes));
+  p = put_kv(p, "thp_chunk_bytes", atomic_load(&pa_gstats.thp_chunk_bytes));
   p = put_kv(p, "huge_chunks", atomic_load(&pa_gstats.huge_chunks));
   p = put_kv(p, "huge_bytes", atomic_load(&pa_gstats.huge_bytes));
   p = put_kv(p, "huge_live_bytes", atomic_load(&pa_gstats.huge_live));

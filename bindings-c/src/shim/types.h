@@ -179,6 +179,7 @@ typedef struct pa_chunk_s {
                                   "refusals that may pass") */
   uint8_t            refused;  /* registered after a refusal: a stack may have registered its pages itself
                                   meanwhile, so they never go back to the OS but through trim */
+  uint8_t            thp_system; /* mapped keeping the system's THP policy (regular chunks: regular_thp.c) */
   uint32_t           nslices;
   uint32_t           hdr_slices;
   uint32_t           free_slices;
@@ -272,6 +273,7 @@ typedef struct pa_gstats_s {
   _Atomic uint64_t large_allocs, huge_allocs, released_bytes, released_chunks;
   _Atomic uint64_t os_refusals;
   _Atomic uint64_t huge_live;   /* live huge objects' extents, summed: reclaim's memory in use (reclaim.c) */
+  _Atomic uint64_t thp_chunk_bytes; /* regular chunks mapped keeping the system's THP policy (regular_thp.c) */
 } pa_gstats_t;
 
 /* The free mark's secret (pa_free_mark, internal.h). */
