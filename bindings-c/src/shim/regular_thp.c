@@ -25,8 +25,10 @@
  * per 2 MiB region) 1 %.
  *
  * Residency is read with mincore, one 2 MiB region per call, about
- * PA_THP_SAMPLE of them spread over the refusing chunks, only when a chunk
- * is about to be mapped (beside the faults of a chunk of 8 MiB or more). A
+ * PA_THP_SAMPLE of them spread over the refusing chunks, when a chunk is
+ * about to be mapped and the chunks have grown by a quarter since the last
+ * read: a sparse heap is read a few times as it grows, not for each chunk
+ * (a read per chunk cost `aligned` 10 % of its time: 0.029 s -> 0.032). A
  * registered chunk counts as resident: its pins populated it, and huge
  * pages cost it nothing more. Once a chunk keeps the policy the answer
  * stays: a later read would see the same refusing chunks (only reclaim's
@@ -38,17 +40,19 @@
 #include <errno.h>
 
 #define PA_THP_HEAP_MIN ((size_t)64 << 20)  /* regular chunks mapped before any keeps the policy */
-#define PA_THP_SAMPLE   ((size_t)128 << 20) /* of the refusing chunks' regions, about this much is read */
+#define PA_THP_SAMPLE   ((size_t)64 << 20)  /* of the refusing chunks' regions, about this much is read */
 #define PA_THP_REGION   ((size_t)2 << 20)   /* one PMD: what a transparent huge page maps */
 #define PA_THP_RESIDENT_NUM 7               /* resident pages / pages read, at least 7/8 */
 #define PA_THP_RESIDENT_DEN 8
 
 static int heap_fills;                      /* the answer was yes once (pa_chunk_lock) */
+static size_t read_at = PA_THP_HEAP_MIN;    /* regular chunks' bytes at the next read (pa_chunk_lock) */
 
 PA_HIDDEN int pa_regular_keeps_thp(void) {
   if (!pa_huge_system_thp() || pa_opts.pages == PA_PAGES_HUGETLB) return 0;   /* PINARENA_PAGES chose */
   if (heap_fills) return 1;
-  if ((size_t)atomic_load_explicit(&pa_gstats.chunk_bytes, memory_order_relaxed) < PA_THP_HEAP_MIN) return 0;
+  size_t mapped = (size_t)atomic_load_explicit(&pa_gstats.chunk_bytes, memory_order_relaxed);
+  if (mapped < read_at) return 0;
   int saved = errno;
   int always = pa_thp_always();
   errno = saved;
@@ -68,5 +72,6 @@ PA_HIDDEN int pa_regular_keeps_thp(void) {
       }
   }
   heap_fills = pages > 0 && resident * PA_THP_RESIDENT_DEN >= pages * PA_THP_RESIDENT_NUM;
+  read_at = mapped + mapped / 4;
   return heap_fills;
 }
