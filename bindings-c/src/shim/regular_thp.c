@@ -20,9 +20,10 @@
  * 80-98 % of its slices in use with 53-77 % of their pages touched (a rule
  * on slices raised its peak from 1.0 to 1.16-1.21 x glibc's), nor are the
  * newest chunks alone (its newest 64 MiB reached 89 %); `phased` has 95 %
- * resident at 64 MiB, `fork` 82 % at 128 and 7/8 soon after (a 4 MiB
- * chunk holds three 1 MiB objects), perf/native `aligned` (a 4 KiB object
- * per 2 MiB region) 1 %.
+ * resident at 64 MiB (256 of its 320 MiB keep the policy), `fork` 82 % at
+ * 128 and 7/8 by 240 (a 4 MiB chunk holds three 1 MiB objects; 880 of
+ * 1120 MiB keep it), perf/native `aligned` (a 4 KiB object per 2 MiB
+ * region) 1 % (none).
  *
  * Residency is read with mincore, one 2 MiB region per call, about
  * PA_THP_SAMPLE of them spread over the refusing chunks, when a chunk is
