@@ -3,10 +3,18 @@
  *   pinarena-thp-probe heap dense|sparse
  * builds a heap of regular chunks and prints one line,
  *   first_nh=0|1 last_nh=0|1
- * for the mappings holding its first and last object: dense, 320 objects
- * of 1 MiB, every page written (a program that fills what it maps); sparse,
- * 160 objects of 4 KiB on 2 MiB boundaries (posix_memalign), written (one
- * page in each 2 MiB region: 320 MiB of chunks, 2 % of them touched).
+ * for the mappings holding its first and last object: dense, 360 objects
+ * of 928 KiB (large spans of 15 slices, under half a huge page), every
+ * page written (a program that fills what it maps); sparse, 160 objects of 4 KiB on 2 MiB
+ * boundaries (posix_memalign), written (one page in each 2 MiB region: 320
+ * MiB of chunks, 2 % of them touched).
+ *   pinarena-thp-probe heap mixed
+ * 16 objects of 600 KiB written and freed (their slices keep their pages),
+ * then a 1 MiB object, a 600 KiB one and a 100-byte one, each written, then
+ * the same three again; prints
+ *   big_nh=0|1 mid_nh=0|1 small_nh=0|1
+ * where each nh is 1 if any of that size's two objects lies in a mapping
+ * that refuses huge pages (nh), and 0 if none does.
  *   pinarena-thp-probe BYTES [GROWN...] [mlock]
  * mallocs BYTES (a huge object: its own chunk), writes every page, and
  * prints one line; for each GROWN, reallocs it to GROWN (in place when the
@@ -84,13 +92,42 @@ static void report(const char* p, size_t n, int moved) {
          vmlck_kb());
 }
 
+/* Objects of 1 MiB, 600 KiB and 100 bytes, twice over, after 600 KiB ones came and went: which sizes lie in a
+   mapping refusing huge pages. */
+static int mixed(void) {
+  static const size_t len[3] = { (size_t)1 << 20, 600 << 10, 100 };
+  char* obj[6];
+  int nh[3] = {0, 0, 0};
+  char* freed[16];
+  for (int i = 0; i < 16; i++) {
+    freed[i] = malloc(len[1]);
+    if (freed[i] == NULL) { perror("thp-probe: malloc"); return 2; }
+    memset(freed[i], 1, len[1]);
+  }
+  for (int i = 0; i < 16; i++) free(freed[i]);
+  for (int i = 0; i < 6; i++) {
+    obj[i] = malloc(len[i % 3]);
+    if (obj[i] == NULL) { perror("thp-probe: malloc"); return 2; }
+    memset(obj[i], 1, len[i % 3]);
+  }
+  for (int i = 0; i < 6; i++) {
+    vma_t v = vma_at((uintptr_t)obj[i]);
+    if (v.end == 0) { fprintf(stderr, "thp-probe: an object is not mapped\n"); return 2; }
+    nh[i % 3] |= v.nh;
+  }
+  printf("big_nh=%d mid_nh=%d small_nh=%d\n", nh[0], nh[1], nh[2]);
+  for (int i = 0; i < 6; i++) free(obj[i]);
+  return 0;
+}
+
 static int heap(const char* how) {
-  enum { DENSE = 320, SPARSE = 160 };
+  enum { DENSE = 360, SPARSE = 160 };
   static char* obj[DENSE];
+  if (strcmp(how, "mixed") == 0) return mixed();
   int dense = strcmp(how, "dense") == 0, n = dense ? DENSE : SPARSE;
-  if (!dense && strcmp(how, "sparse") != 0) { fprintf(stderr, "thp-probe: heap dense|sparse, not %s\n", how); return 2; }
+  if (!dense && strcmp(how, "sparse") != 0) { fprintf(stderr, "thp-probe: heap dense|sparse|mixed, not %s\n", how); return 2; }
   for (int i = 0; i < n; i++) {
-    size_t len = dense ? (size_t)1 << 20 : 4096;
+    size_t len = dense ? (size_t)928 << 10 : 4096;
     if (dense) obj[i] = malloc(len);
     else if (posix_memalign((void**)&obj[i], REGION, len) != 0) obj[i] = NULL;
     if (obj[i] == NULL) { perror("thp-probe: malloc"); return 2; }
@@ -104,7 +141,7 @@ static int heap(const char* how) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) { fprintf(stderr, "usage: pinarena-thp-probe heap dense|sparse | BYTES [GROWN...] [mlock]\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: pinarena-thp-probe heap dense|sparse|mixed | BYTES [GROWN...] [mlock]\n"); return 2; }
   if (strcmp(argv[1], "heap") == 0) return argc == 3 ? heap(argv[2]) : 2;
   int lock = strcmp(argv[argc - 1], "mlock") == 0;
   size_t n = strtoul(argv[1], NULL, 0);

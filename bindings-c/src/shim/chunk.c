@@ -72,7 +72,8 @@ PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s) { return pa_chunk_of(s); }
  * first touch of a chunk's 2 MiB-aligned regions would otherwise take a
  * whole huge page, a small object's span included (mimalloc-bench's
  * glibc-thread: 13.8 MiB peak against glibc's 2.0), but for a program that
- * is seen to fill what it maps (system_thp: regular_thp.c). A huge chunk
+ * is seen to fill what it maps and for large objects of half a huge page or
+ * more (system_thp: regular_thp.c). A huge chunk
  * holds one object, as dense as glibc's own mmap of it: the system's
  * policy, but for the regions at the object's edges (huge_thp.c). */
 static int chunk_map(size_t size, uint8_t kind, int system_thp, pa_mapping_t* os) {
@@ -215,22 +216,56 @@ static void fewest_fresh(pa_chunk_t* c, size_t n, size_t as, place_t* best) {
   }
 }
 
-static int place(size_t n, size_t as, place_t* p) {
+/* Which chunks a span may take slices of: under THP "always" a large span
+ * of half a huge page or more (thp) only those keeping the system's policy,
+ * any other only those refusing it until the heap is seen to fill what it
+ * maps (fills). Elsewhere every chunk refuses and thp, fills are 0. */
+static inline int serves(const pa_chunk_t* c, int thp, int fills) {
+  return thp ? c->thp_system : !c->thp_system || fills;
+}
+
+/* The first run of n slices with pages in the chunks that serve the span
+ * (others: 0), or in the rest (others: 1). */
+static int place_dirty(size_t n, size_t as, int thp, int fills, int others, place_t* p) {
+  for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
+    if (serves(c, thp, fills) == others) continue;
+    long i = c->free_dirty >= n ? first_run(c, n, as, 1) : -1;
+    if (i >= 0) { *p = (place_t){ c, (size_t)i, 0 }; return 1; }
+  }
+  return 0;
+}
+
+static int place_serving(size_t n, size_t as, int thp, int fills, place_t* p) {
   if (pa_slices_free_dirty > 0) {
-    for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
-      long i = c->free_dirty >= n ? first_run(c, n, as, 1) : -1;
-      if (i >= 0) { *p = (place_t){ c, (size_t)i, 0 }; return 1; }
-    }
+    if (place_dirty(n, as, thp, fills, 0, p)) return 1;
     *p = (place_t){ NULL, 0, n };
     for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next)
-      if (c->free_slices >= n && c->free_dirty != 0) fewest_fresh(c, n, as, p);
+      if (c->free_slices >= n && c->free_dirty != 0 && serves(c, thp, fills)) fewest_fresh(c, n, as, p);
     if (p->c != NULL) return 1;
   }
   for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) {
+    if (!serves(c, thp, fills)) continue;
     long i = c->free_slices >= n ? first_run(c, n, as, 0) : -1;
     if (i >= 0) { *p = (place_t){ c, (size_t)i, n }; return 1; }
   }
   return 0;
+}
+
+/* Where a span goes (above); when the chunks that serve it have no room, a
+ * smaller span takes a run a freed big object left resident in a chunk
+ * keeping the policy before a new chunk is mapped: no new page, and the
+ * memory big objects freed is not held while small ones map more (with an
+ * RDMA stack loaded nothing is reclaimed, reclaim.c). Only then: small
+ * spans there would split the runs big objects come back to, and hpcc's FFT
+ * over rxe0 (its 1 MiB arrays freed and allocated again for each
+ * transform) ran at the rate of 4 KiB pages, 0.88 x glibc's, when they took
+ * them first. A big span never takes a refusing chunk's run: it would hold
+ * those 4 KiB pages as long as it lives (the same FFT, 0.88 x). */
+static int place(size_t n, size_t as, int thp, int fills, place_t* p) {
+  if (place_serving(n, as, thp, fills, p)) return 1;
+  if (thp || fills || pa_slices_free_dirty == 0 ||
+      atomic_load_explicit(&pa_gstats.thp_chunk_bytes, memory_order_relaxed) == 0) return 0;   /* every chunk served */
+  return place_dirty(n, as, thp, fills, 1, p);
 }
 
 static pa_span_t* take_run(pa_chunk_t* c, size_t i, size_t n, uint8_t kind, pa_heap_t* heap, size_t* fresh) {
@@ -302,10 +337,12 @@ static int give_back_kept_first(pa_heap_t* heap, int* done) {
 PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap_t* heap) {
   size_t as = align > PA_SLICE ? align >> PA_SLICE_SHIFT : 1;
   int gave_back = 0;
+  int thp = kind == PA_SPAN_LARGE && pa_large_keeps_thp(n);
   pthread_mutex_lock(&pa_chunk_lock);
   for (;;) {
     place_t p;
-    int placed = place(n, as, &p);
+    int fills = pa_regular_fills();
+    int placed = place(n, as, thp, fills, &p);
     if ((!placed || p.fresh != 0) && give_back_kept_first(heap, &gave_back)) continue;
     if (placed) {
       size_t fresh = 0;
@@ -322,7 +359,7 @@ PA_HIDDEN pa_span_t* pa_span_alloc(size_t n, size_t align, uint8_t kind, pa_heap
        full-size chunk. */
     size_t size = regular_chunk_size();
     if (small_made < 2 && (n + as) << PA_SLICE_SHIFT <= pa_opts.chunk_first / 2) { size = pa_opts.chunk_first; small_made++; }
-    int system_thp = pa_regular_keeps_thp();
+    int system_thp = thp || pa_regular_keeps_thp();   /* the heap's residency is read here, with its chunks full */
     pthread_mutex_unlock(&pa_chunk_lock);
     pa_reclaim_for(PA_CHUNK_REGULAR, size);   /* free huge chunks' pages make room for it */
     pa_chunk_t* c = chunk_new(size, PA_CHUNK_REGULAR, system_thp);

@@ -245,6 +245,8 @@ static inline int pa_huge_system_thp(void) { return pa_opts.pages != PA_PAGES_TH
 PA_HIDDEN void  pa_huge_refuse_edges(pa_chunk_t* c);               /* huge_thp.c */
 PA_HIDDEN int   pa_thp_always(void);                              /* huge_thp.c: the system's THP mode is "always" */
 PA_HIDDEN int   pa_regular_keeps_thp(void);                       /* regular_thp.c; pa_chunk_lock held */
+PA_HIDDEN int   pa_regular_fills(void);                           /* its last answer, without a read; the same lock */
+PA_HIDDEN int   pa_large_keeps_thp(size_t nslices);               /* regular_thp.c: a large span's chunks keep it */
 PA_HIDDEN int   pa_huge_release(pa_chunk_t* c);                   /* 1: a reclaim pass is due */
 PA_HIDDEN size_t pa_trim_chunks(void);
 PA_HIDDEN pa_chunk_t* pa_chunk_by_span(pa_span_t* s);

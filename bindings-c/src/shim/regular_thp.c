@@ -1,5 +1,6 @@
-/* regular_thp.c — whether a new regular chunk keeps the system's
- * transparent huge page policy.
+/* regular_thp.c — which regular chunks keep the system's transparent huge
+ * page policy: new ones once the heap is seen to fill what it maps, and
+ * those of large objects of half a huge page or more.
  *
  * Under THP "always" the first touch of a 2 MiB-aligned region of a plain
  * mapping takes a whole huge page. A regular chunk refuses them (chunk_map,
@@ -19,11 +20,11 @@
  * not that signal: CPython's test_asyncio (PYTHONMALLOC=malloc) keeps
  * 80-98 % of its slices in use with 53-77 % of their pages touched (a rule
  * on slices raised its peak from 1.0 to 1.16-1.21 x glibc's), nor are the
- * newest chunks alone (its newest 64 MiB reached 89 %); `phased` has 95 %
- * resident at 64 MiB (256 of its 320 MiB keep the policy), `fork` 82 % at
- * 128 and 7/8 by 240 (a 4 MiB chunk holds three 1 MiB objects; 880 of
- * 1120 MiB keep it), perf/native `aligned` (a 4 KiB object per 2 MiB
- * region) 1 % (none).
+ * newest chunks alone (its newest 64 MiB reached 89 %); before objects of
+ * 1 MiB took chunks of their own (below), `phased` had 95 % resident at 64
+ * MiB (256 of its 320 MiB kept the policy), `fork` 82 % at 128 and 7/8 by
+ * 240 (a 4 MiB chunk holds three 1 MiB objects; 880 of 1120 MiB kept it);
+ * perf/native `aligned` (a 4 KiB object per 2 MiB region) has 1 % (none).
  *
  * Residency is read with mincore, one 2 MiB region per call, about
  * PA_THP_SAMPLE of them spread over the refusing chunks, when a chunk is
@@ -35,7 +36,19 @@
  * stays: a later read would see the same refusing chunks (only reclaim's
  * discards change them). Only under "always": under "madvise" and "never"
  * no region of a plain mapping gets a huge page unasked, and chunks refuse
- * as before without a read. */
+ * as before without a read.
+ *
+ * A large object of half a huge page or more (PA_THP_LARGE_MIN) needs no
+ * read: it fills at least half of each region it takes, two of them fill
+ * one, and the program asked for every byte. Under "always" such a span
+ * takes only chunks that keep the policy, made for it if none has room,
+ * and no other span takes their untouched slices until the heap is seen
+ * to fill what it maps (chunk.c, `serves`): glibc's heap gives its 1 MiB arrays huge pages
+ * under "always", and hpcc's SingleFFT over rxe0 (in a guest under
+ * "always"; emulated, so a TLB miss is a page-table walk in software) ran
+ * at 0.88 x glibc's rate with its arrays on 4 KiB pages, 0.98 x on huge
+ * pages (4 interleaved rounds). A huge object's chunk keeps the policy
+ * already (huge_thp.c). */
 #include "internal.h"
 
 #include <errno.h>
@@ -45,6 +58,7 @@
 #define PA_THP_REGION   ((size_t)2 << 20)   /* one PMD: what a transparent huge page maps */
 #define PA_THP_RESIDENT_NUM 7               /* resident pages / pages read, at least 7/8 */
 #define PA_THP_RESIDENT_DEN 8
+#define PA_THP_LARGE_MIN ((size_t)1 << 20)  /* a large span this big is at least half a huge page */
 
 static int heap_fills;                      /* the answer was yes once (pa_chunk_lock) */
 static size_t read_at = PA_THP_HEAP_MIN;    /* regular chunks' bytes at the next read (pa_chunk_lock) */
@@ -75,4 +89,15 @@ PA_HIDDEN int pa_regular_keeps_thp(void) {
   heap_fills = pages > 0 && resident * PA_THP_RESIDENT_DEN >= pages * PA_THP_RESIDENT_NUM;
   read_at = mapped + mapped / 4;
   return heap_fills;
+}
+
+PA_HIDDEN int pa_regular_fills(void) { return heap_fills; }
+
+PA_HIDDEN int pa_large_keeps_thp(size_t nslices) {
+  if (nslices << PA_SLICE_SHIFT < PA_THP_LARGE_MIN) return 0;
+  if (!pa_huge_system_thp() || pa_opts.pages == PA_PAGES_HUGETLB) return 0;   /* PINARENA_PAGES chose */
+  int saved = errno;
+  int always = pa_thp_always();
+  errno = saved;
+  return always;
 }

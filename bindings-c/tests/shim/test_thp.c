@@ -282,9 +282,10 @@ static void heap_probe(const char* mode, char* how, int* first_nh, int* last_nh)
         how, out);
 }
 
-/* A program that fills what it maps (320 MiB of 1 MiB objects, every page
- * written): under "always", once its regular chunks span 64 MiB with 7/8
- * of the newest refusing ones' pages resident, new chunks keep the
+/* A program that fills what it maps (326 MiB of 928 KiB objects, every
+ * page written; under half a huge page, so they take refusing chunks):
+ * under "always", once its regular chunks span 64 MiB with 7/8 of the
+ * refusing ones' pages resident, new chunks keep the
  * system's policy (perf/native `phased` under "always": 0.171 s -> 0.085,
  * mimalloc 0.059); its first chunk still refuses. Fails on a build whose
  * regular chunks all refuse. */
@@ -294,7 +295,7 @@ TEST(shim_thp_dense_heap_keeps_policy_under_always) {
   heap_probe("always", "dense", &first_nh, &last_nh);
   CHECK(first_nh, "under THP \"always\" the first chunk of a heap refuses no huge pages: a small program's spans "
         "would each make a 2 MiB region resident");
-  CHECK(!last_nh, "under THP \"always\" a heap of 320 MiB, every page written, still refuses huge pages in its "
+  CHECK(!last_nh, "under THP \"always\" a heap of 326 MiB, every page written, still refuses huge pages in its "
         "newest chunk");
 }
 
@@ -320,4 +321,42 @@ TEST(shim_thp_sparse_heap_refuses_under_always) {
  * chunks refuse as before, without a read of their residency. */
 TEST(shim_thp_dense_heap_refuses_under_madvise) {
   heap_refuses("madvise", "dense", "under \"madvise\" the advice was to stay as it was");
+}
+
+/* pinarena-thp-probe heap mixed under `mode`: whether its 1 MiB, 600 KiB
+ * and 100-byte objects lie in mappings refusing huge pages. */
+static void mixed_probe(const char* mode, int* big_nh, int* mid_nh, int* small_nh) {
+  skip_unless_default();
+  char* args[] = { "heap", "mixed", NULL };
+  const char* out = probe_exec(mode, args);
+  CHECK(sscanf(out, "big_nh=%d mid_nh=%d small_nh=%d", big_nh, mid_nh, small_nh) == 3,
+        "pinarena-thp-probe heap mixed printed: %.300s", out);
+}
+
+/* Under "always" a large object of half a huge page or more takes chunks
+ * that keep the system's policy from the first one, as glibc's heap gives
+ * its arrays huge pages: it fills at least half of each region it takes
+ * (hpcc's FFT over rxe0, whose 1 MiB arrays sat on 4 KiB pages: 1.09 x
+ * glibc's time). Smaller objects still take refusing chunks, never the
+ * untouched slices of those (a 100-byte object there would have made a
+ * 2 MiB region resident); and a big object does not take the slices freed
+ * objects left resident in a refusing chunk (the probe frees 16 of 600 KiB
+ * first): it would keep their 4 KiB pages as long as it lives. Fails on a
+ * build where a large object of 1 MiB takes a refusing chunk, fresh or
+ * freed, and on one where a small span takes a chunk keeping the policy. */
+TEST(shim_thp_big_large_objects_keep_policy_under_always) {
+  int big_nh, mid_nh, small_nh;
+  mixed_probe("always", &big_nh, &mid_nh, &small_nh);
+  CHECK(!big_nh, "under THP \"always\" a 1 MiB object lies in a chunk refusing huge pages");
+  CHECK(mid_nh, "under THP \"always\" a 600 KiB object (under half a huge page) lies in a chunk keeping the policy");
+  CHECK(small_nh, "under THP \"always\" a 100-byte object lies in a chunk keeping the policy: each such object "
+        "could make a 2 MiB region resident");
+}
+
+/* Under "madvise" every regular chunk refuses, whatever its objects' size. */
+TEST(shim_thp_mixed_heap_refuses_under_madvise) {
+  int big_nh, mid_nh, small_nh;
+  mixed_probe("madvise", &big_nh, &mid_nh, &small_nh);
+  CHECK(big_nh && mid_nh && small_nh, "under THP \"madvise\" a regular chunk keeps the system's policy (nh 1 MiB %d, "
+        "600 KiB %d, 100 B %d)", big_nh, mid_nh, small_nh);
 }
