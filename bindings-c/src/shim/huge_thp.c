@@ -43,18 +43,21 @@
 #define PA_NH_ISLANDS 8                    /* regions a chunk refuses alone; the header's is the first */
 
 /* THP "always", read once ("always [madvise] never": the brackets mark the
- * mode); a kernel without THP has no file: not "always". */
+ * mode); a kernel without THP has no file: not "always". Keeps errno: its
+ * callers are malloc's paths. */
 static _Atomic int thp_mode = -1;          /* -1 unread, 0 not always, 1 always */
 
 PA_HIDDEN int pa_thp_always(void) {
   int m = atomic_load_explicit(&thp_mode, memory_order_relaxed);
   if (m >= 0) return m;
   char buf[64] = {0};
+  int saved = errno;
   int fd = pa_nc_open(THP_ENABLED, O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     (void)pa_nc_read(fd, buf, sizeof buf - 1);
     pa_nc_close(fd);
   }
+  errno = saved;
   m = strstr(buf, "[always]") != NULL;
   atomic_store_explicit(&thp_mode, m, memory_order_relaxed);   /* racing readers store the same */
   return m;
@@ -62,10 +65,7 @@ PA_HIDDEN int pa_thp_always(void) {
 
 PA_HIDDEN void pa_huge_refuse_edges(pa_chunk_t* c) {
   if (!pa_huge_system_thp()) return;     /* PINARENA_PAGES=thp or 4k: chunk_map set the whole chunk */
-  int saved = errno;
-  int always = pa_thp_always();
-  errno = saved;
-  if (!always) return;
+  if (!pa_thp_always()) return;
   uintptr_t base = (uintptr_t)c, end = base + ((size_t)1 << c->shift);
   uintptr_t obj_end = base + pa_huge_extent(c);
   uintptr_t tail = obj_end & ~(REGION - 1);          /* the region holding the object's end */

@@ -51,8 +51,6 @@
  * already (huge_thp.c). */
 #include "internal.h"
 
-#include <errno.h>
-
 #define PA_THP_HEAP_MIN ((size_t)64 << 20)  /* regular chunks mapped before any keeps the policy */
 #define PA_THP_SAMPLE   ((size_t)64 << 20)  /* of the refusing chunks' regions, about this much is read */
 #define PA_THP_REGION   ((size_t)2 << 20)   /* one PMD: what a transparent huge page maps */
@@ -63,15 +61,15 @@
 static int heap_fills;                      /* the answer was yes once (pa_chunk_lock) */
 static size_t read_at = PA_THP_HEAP_MIN;    /* regular chunks' bytes at the next read (pa_chunk_lock) */
 
+/* Regular chunks are left to the system's policy (PINARENA_PAGES=auto), and it is "always". */
+static int system_always(void) {
+  return pa_huge_system_thp() && pa_opts.pages != PA_PAGES_HUGETLB && pa_thp_always();
+}
+
 PA_HIDDEN int pa_regular_keeps_thp(void) {
-  if (!pa_huge_system_thp() || pa_opts.pages == PA_PAGES_HUGETLB) return 0;   /* PINARENA_PAGES chose */
   if (heap_fills) return 1;
   size_t mapped = (size_t)atomic_load_explicit(&pa_gstats.chunk_bytes, memory_order_relaxed);
-  if (mapped < read_at) return 0;
-  int saved = errno;
-  int always = pa_thp_always();
-  errno = saved;
-  if (!always) return 0;
+  if (mapped < read_at || !system_always()) return 0;
   size_t refusing = 0;
   for (pa_chunk_t* c = pa_chunks; c != NULL; c = c->next) if (!c->thp_system) refusing += (size_t)1 << c->shift;
   /* one 2 MiB region in `stride`, odd: a chunk holds a power of two of them, so an odd stride reads each
@@ -94,10 +92,5 @@ PA_HIDDEN int pa_regular_keeps_thp(void) {
 PA_HIDDEN int pa_regular_fills(void) { return heap_fills; }
 
 PA_HIDDEN int pa_large_keeps_thp(size_t nslices) {
-  if (nslices << PA_SLICE_SHIFT < PA_THP_LARGE_MIN) return 0;
-  if (!pa_huge_system_thp() || pa_opts.pages == PA_PAGES_HUGETLB) return 0;   /* PINARENA_PAGES chose */
-  int saved = errno;
-  int always = pa_thp_always();
-  errno = saved;
-  return always;
+  return nslices << PA_SLICE_SHIFT >= PA_THP_LARGE_MIN && system_always();
 }
